@@ -51,9 +51,11 @@ proto_utf8_valid (const uint8_t *s, size_t len)
         return true;
 }
 
-/* Bracket depth outside of strings; cJSON recurses per level, so refuse before parsing. */
+/* One pass over the raw text before cJSON sees it: bracket depth outside of strings (cJSON
+ * recurses per level) and no "\u0000" escape inside strings (cJSON would silently cut the
+ * C string there, so "a\u0000b" would reach a caller as "a"). */
 static bool
-json_depth_ok (const uint8_t *s, size_t len)
+json_shape_ok (const uint8_t *s, size_t len)
 {
         int depth = 0;
         bool in_string = false;
@@ -62,9 +64,11 @@ json_depth_ok (const uint8_t *s, size_t len)
                 uint8_t c = s[i];
 
                 if (in_string) {
-                        if (c == '\\')
+                        if (c == '\\') {
+                                if (len - i > 5 && s[i + 1] == 'u' && memcmp (s + i + 2, "0000", 4) == 0)
+                                        return false;
                                 i++;
-                        else if (c == '"')
+                        } else if (c == '"')
                                 in_string = false;
                         continue;
                 }
@@ -89,7 +93,7 @@ proto_json_parse (const uint8_t *payload, size_t len, cJSON **ret)
                 return -EINVAL;
         if (memchr (payload, '\0', len))
                 return -EINVAL;
-        if (!proto_utf8_valid (payload, len) || !json_depth_ok (payload, len))
+        if (!proto_utf8_valid (payload, len) || !json_shape_ok (payload, len))
                 return -EINVAL;
 
         obj = cJSON_ParseWithLengthOpts ((const char *) payload, len, &end, false);
@@ -303,6 +307,7 @@ proto_errno_code (int errnum)
 {
         switch (errnum) {
         case ENOENT:
+        case ENOTDIR:
         case ESRCH:
                 return "not-found";
         case EEXIST:

@@ -87,8 +87,9 @@ int proto_decoder_init (ProtoDecoder *dec, uint32_t max_payload);
 void proto_decoder_clear (ProtoDecoder *dec);
 void proto_decoder_reset (ProtoDecoder *dec);
 
-/* Zero-copy input: returns where to read into and how much room there is (never 0 unless the
- * decoder is broken). After reading n bytes, call proto_decoder_commit (n). */
+/* Zero-copy input: returns where to read into and how much room there is. The room is 0 only
+ * while the buffer holds a complete maximum-size frame: call proto_decoder_next first. After
+ * reading n bytes, call proto_decoder_commit (n). */
 uint8_t *proto_decoder_space (ProtoDecoder *dec, size_t *ret_size);
 void proto_decoder_commit (ProtoDecoder *dec, size_t n);
 

@@ -319,6 +319,7 @@ test_json_refusals (void)
                 "{\"a\":\"\xc3\x28\"}",
                 "{} trailing",
                 "{}{}",
+                "{\"path\":\"/etc/passwd\\u0000.txt\"}",
         };
         g_autoptr (GString) deep = g_string_new ("{\"a\":");
         cJSON *obj = NULL;
@@ -340,6 +341,9 @@ test_json_refusals (void)
         g_assert_cmpint (parse_str ("{\"a\":\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\\\"[[\"}",
                                     &obj),
                          ==, 0);
+        cJSON_Delete (obj);
+        /* An escaped backslash before "u0000" is not a NUL escape. */
+        g_assert_cmpint (parse_str ("{\"a\":\"\\\\u0000\"}", &obj), ==, 0);
         cJSON_Delete (obj);
         g_assert_cmpint (parse_str (" {\"id\": 3} \n", &obj), ==, 0);
         cJSON_Delete (obj);
