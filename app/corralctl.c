@@ -1,0 +1,557 @@
+/* corralctl — command-line access to a Corral sandbox.
+ *
+ * For now only --local: the guest agent runs on this machine, as the calling user, with no VM
+ * and no isolation (for development and tests). Real VMs come later.
+ *
+ * Exit status: the command's, 128 + N for a command killed by signal N, 124 when --timeout
+ * killed it, 125 for corralctl's own failures.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-vmm.h"
+
+#include <errno.h>
+#include <glib-unix.h>
+#include <glib/gi18n.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define EXIT_TIMEOUT 124
+#define EXIT_FAILURE_CTL 125
+#define STDIN_CHUNK (64 * 1024)
+
+typedef struct {
+        GMainLoop *loop;
+        CorralAgentClient *client;
+        CorralProcess *proc;
+        GPid agent_pid;
+        int status;
+        gboolean done;
+        guint stdin_id;
+        gboolean raw;
+        struct termios saved_termios;
+} Ctl;
+
+/* Options shared by all commands. */
+static gboolean opt_local;
+static char *opt_agent;
+static gboolean opt_verbose;
+/* exec */
+static char *opt_cwd;
+static char **opt_env;
+static double opt_timeout;
+static gboolean opt_stdin;
+static char **opt_command;
+
+static const GOptionEntry common_entries[] = {
+        { "local", 0, 0, G_OPTION_ARG_NONE, &opt_local,
+          N_ ("Run the agent on this machine as you, without a VM: no isolation"), NULL },
+        { "agent", 0, 0, G_OPTION_ARG_FILENAME, &opt_agent,
+          N_ ("Path of corral-agent (default: $CORRAL_AGENT_PATH, then the installed one)"),
+          N_ ("PATH") },
+        { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, N_ ("Show debug messages"), NULL },
+        { NULL }
+};
+
+static const GOptionEntry exec_entries[] = {
+        { "cwd", 0, 0, G_OPTION_ARG_FILENAME, &opt_cwd, N_ ("Working directory"), N_ ("DIR") },
+        { "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &opt_env, N_ ("Set an environment variable"),
+          N_ ("KEY=VALUE") },
+        { "timeout", 't', 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
+          N_ ("Kill the command after this many seconds"), N_ ("SECONDS") },
+        { "interactive", 'i', 0, G_OPTION_ARG_NONE, &opt_stdin,
+          N_ ("Forward standard input to the command"), NULL },
+        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_command, NULL,
+          N_ ("-- COMMAND [ARG…]") },
+        { NULL }
+};
+
+static const GOptionEntry shell_entries[] = { { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY,
+                                                &opt_command, NULL, N_ ("[-- COMMAND [ARG…]]") },
+                                              { NULL } };
+
+static void
+fail (const char *message)
+{
+        g_printerr ("corralctl: %s\n", message);
+}
+
+/* Looks for the agent: --agent, $CORRAL_AGENT_PATH, LIBEXECDIR, next to corralctl, $PATH. */
+static char *
+find_agent (GError **error)
+{
+        const char *env = g_getenv ("CORRAL_AGENT_PATH");
+        g_autofree char *self_exe = g_file_read_link ("/proc/self/exe", NULL);
+        g_autofree char *self_dir = self_exe ? g_path_get_dirname (self_exe) : NULL;
+        g_autofree char *libexec = g_build_filename (CORRAL_LIBEXECDIR, "corral-agent", NULL);
+        g_autofree char *sibling =
+                self_dir ? g_build_filename (self_dir, "corral-agent", NULL) : NULL;
+
+        if (opt_agent)
+                return g_strdup (opt_agent);
+        if (env && *env)
+                return g_strdup (env);
+        if (g_file_test (libexec, G_FILE_TEST_IS_EXECUTABLE))
+                return g_steal_pointer (&libexec);
+        if (sibling && g_file_test (sibling, G_FILE_TEST_IS_EXECUTABLE))
+                return g_steal_pointer (&sibling);
+        if ((env = g_find_program_in_path ("corral-agent")))
+                return (char *) env;
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                     _ ("Could not find corral-agent; set CORRAL_AGENT_PATH or pass --agent"));
+        return NULL;
+}
+
+typedef struct {
+        gboolean done;
+        GError **error;
+} ConnectWait;
+
+static void
+connected_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        ConnectWait *wait = user_data;
+
+        corral_agent_client_connect_fd_finish (CORRAL_AGENT_CLIENT (source), result, wait->error);
+        wait->done = TRUE;
+}
+
+static gboolean
+start_local (Ctl *ctl, GError **error)
+{
+        g_autofree char *agent = find_agent (error);
+        const char *args[] = { "--user", g_get_user_name (), NULL, NULL };
+        ConnectWait wait = { FALSE, error };
+        int fd;
+
+        if (!agent)
+                return FALSE;
+        if (opt_verbose)
+                args[2] = "--verbose";
+        if (!corral_agent_client_spawn_local_agent (agent, args, &ctl->agent_pid, &fd, error))
+                return FALSE;
+        ctl->client = corral_agent_client_new ();
+        corral_agent_client_connect_fd_async (ctl->client, fd, NULL, connected_cb, &wait);
+        while (!wait.done)
+                g_main_context_iteration (NULL, TRUE);
+        return *error == NULL;
+}
+
+static void
+stop_local (Ctl *ctl)
+{
+        if (ctl->client)
+                corral_agent_client_close (ctl->client);
+        g_clear_object (&ctl->proc);
+        g_clear_object (&ctl->client);
+        if (ctl->agent_pid <= 0)
+                return;
+        /* The agent exits on EOF; give it a moment to clean up, then insist. */
+        for (int i = 0; i < 200; i++) {
+                if (waitpid (ctl->agent_pid, NULL, WNOHANG) != 0)
+                        goto out;
+                g_usleep (10000);
+        }
+        kill (ctl->agent_pid, SIGKILL);
+        waitpid (ctl->agent_pid, NULL, 0);
+out:
+        g_spawn_close_pid (ctl->agent_pid);
+        ctl->agent_pid = 0;
+}
+
+static void
+finish (Ctl *ctl, int status)
+{
+        if (ctl->done)
+                return;
+        ctl->done = TRUE;
+        ctl->status = status;
+        g_main_loop_quit (ctl->loop);
+}
+
+static void
+on_disconnected (CorralAgentClient *client, GError *error, Ctl *ctl)
+{
+        g_autofree char *msg =
+                g_strdup_printf (_ ("lost the connection to the agent: %s"), error->message);
+
+        if (!ctl->done)
+                fail (msg);
+        finish (ctl, EXIT_FAILURE_CTL);
+}
+
+/* Output and input --------------------------------------------------------------------------- */
+
+static void
+write_all (int fd, const guint8 *data, gsize len)
+{
+        while (len > 0) {
+                gssize n = write (fd, data, len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return;
+                data += n;
+                len -= (gsize) n;
+        }
+}
+
+static void
+on_output (CorralProcess *proc, guint stream, GBytes *bytes, Ctl *ctl)
+{
+        gsize len;
+        const guint8 *data = g_bytes_get_data (bytes, &len);
+
+        /* A blocking write is the flow control: no credit goes back until it is done. */
+        write_all (stream == CORRAL_PROCESS_STDERR ? STDERR_FILENO : STDOUT_FILENO, data, len);
+}
+
+static void
+on_exited (CorralProcess *proc, Ctl *ctl)
+{
+        int code = corral_process_get_exit_code (proc);
+        int sig = corral_process_get_term_signal (proc);
+
+        if (corral_process_get_timed_out (proc)) {
+                fail (_ ("the command timed out"));
+                finish (ctl, EXIT_TIMEOUT);
+        } else {
+                finish (ctl, sig > 0 ? 128 + sig : code);
+        }
+}
+
+static gboolean on_stdin (int fd, GIOCondition cond, gpointer user_data);
+
+static void
+stdin_written (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        Ctl *ctl = user_data;
+
+        if (!corral_process_write_finish (CORRAL_PROCESS (source), result, NULL))
+                return;
+        /* Read more only once this chunk is out: the agent's credit paces us. */
+        ctl->stdin_id = g_unix_fd_add (STDIN_FILENO, G_IO_IN | G_IO_HUP, on_stdin, ctl);
+}
+
+static gboolean
+on_stdin (int fd, GIOCondition cond, gpointer user_data)
+{
+        Ctl *ctl = user_data;
+        g_autofree guint8 *buf = g_malloc (STDIN_CHUNK);
+        g_autoptr (GBytes) bytes = NULL;
+        gssize n = read (fd, buf, STDIN_CHUNK);
+
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return G_SOURCE_CONTINUE;
+        ctl->stdin_id = 0;
+        if (n <= 0) {
+                corral_process_close_stdin (ctl->proc);
+                return G_SOURCE_REMOVE;
+        }
+        bytes = g_bytes_new_take (g_steal_pointer (&buf), (gsize) n);
+        corral_process_write_async (ctl->proc, bytes, NULL, stdin_written, ctl);
+        return G_SOURCE_REMOVE;
+}
+
+typedef struct {
+        Ctl *ctl;
+        int sig;
+} SignalForward;
+
+/* The agent runs in its own session: terminal signals reach it only this way. */
+static gboolean
+forward_signal (gpointer user_data)
+{
+        SignalForward *fwd = user_data;
+
+        corral_process_kill (fwd->ctl->proc, fwd->sig);
+        return G_SOURCE_CONTINUE;
+}
+
+static void
+get_winsize (guint *rows, guint *cols)
+{
+        struct winsize ws = { 0 };
+
+        *rows = 24;
+        *cols = 80;
+        if (ioctl (STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0) {
+                *rows = ws.ws_row;
+                *cols = ws.ws_col;
+        }
+}
+
+static gboolean
+on_winch (gpointer user_data)
+{
+        Ctl *ctl = user_data;
+        guint rows, cols;
+
+        get_winsize (&rows, &cols);
+        corral_process_resize (ctl->proc, rows, cols);
+        return G_SOURCE_CONTINUE;
+}
+
+/* Running ------------------------------------------------------------------------------------- */
+
+static void
+spawned_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        Ctl *ctl = user_data;
+        g_autoptr (GError) error = NULL;
+
+        ctl->proc = corral_agent_client_spawn_finish (CORRAL_AGENT_CLIENT (source), result, &error);
+        if (!ctl->proc) {
+                fail (error->message);
+                finish (ctl, EXIT_FAILURE_CTL);
+                return;
+        }
+        g_signal_connect (ctl->proc, "output", G_CALLBACK (on_output), ctl);
+        g_signal_connect (ctl->proc, "exited", G_CALLBACK (on_exited), ctl);
+}
+
+static int
+run_process (Ctl *ctl, CorralExecSpec *spec, gboolean forward_stdin, gboolean pty)
+{
+        SignalForward fwd[] = { { ctl, SIGINT }, { ctl, SIGTERM }, { ctl, SIGHUP } };
+        guint sig_ids[G_N_ELEMENTS (fwd) + 1] = { 0 };
+
+        ctl->loop = g_main_loop_new (NULL, FALSE);
+        g_signal_connect (ctl->client, "disconnected", G_CALLBACK (on_disconnected), ctl);
+        corral_agent_client_spawn_async (ctl->client, spec, NULL, spawned_cb, ctl);
+        while (!ctl->proc && !ctl->done)
+                g_main_context_iteration (NULL, TRUE);
+        if (ctl->proc) {
+                if (forward_stdin)
+                        ctl->stdin_id =
+                                g_unix_fd_add (STDIN_FILENO, G_IO_IN | G_IO_HUP, on_stdin, ctl);
+                for (gsize i = 0; i < G_N_ELEMENTS (fwd); i++)
+                        sig_ids[i] = g_unix_signal_add (fwd[i].sig, forward_signal, &fwd[i]);
+                if (pty)
+                        sig_ids[G_N_ELEMENTS (fwd)] = g_unix_signal_add (SIGWINCH, on_winch, ctl);
+        }
+        if (!ctl->done)
+                g_main_loop_run (ctl->loop);
+        for (gsize i = 0; i < G_N_ELEMENTS (sig_ids); i++)
+                if (sig_ids[i])
+                        g_source_remove (sig_ids[i]);
+        if (ctl->stdin_id)
+                g_source_remove (ctl->stdin_id);
+        g_signal_handlers_disconnect_by_data (ctl->client, ctl);
+        g_main_loop_unref (ctl->loop);
+        return ctl->status;
+}
+
+static CorralExecSpec *
+exec_spec (GError **error)
+{
+        g_autoptr (CorralExecSpec) spec = NULL;
+
+        if (!opt_command || !opt_command[0]) {
+                g_set_error_literal (
+                        error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                        _ ("No command given (usage: corralctl exec --local -- COMMAND [ARG…])"));
+                return NULL;
+        }
+        spec = corral_exec_spec_new_argv ((const char *const *) opt_command);
+        for (char **e = opt_env; e && *e; e++) {
+                const char *eq = strchr (*e, '=');
+                g_autofree char *key = NULL;
+
+                if (!eq || eq == *e) {
+                        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                                     _ ("--env needs KEY=VALUE, got “%s”"), *e);
+                        return NULL;
+                }
+                key = g_strndup (*e, eq - *e);
+                corral_exec_spec_set_env (spec, key, eq + 1);
+        }
+        if (opt_cwd)
+                corral_exec_spec_set_cwd (spec, opt_cwd);
+        if (opt_timeout < 0 || opt_timeout > 1e9) {
+                g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                                     _ ("--timeout must be a positive number of seconds"));
+                return NULL;
+        }
+        if (opt_timeout > 0)
+                corral_exec_spec_set_timeout_ms (spec, MAX ((guint64) (opt_timeout * 1000), 1));
+        corral_exec_spec_set_stdin (spec, opt_stdin);
+        return g_steal_pointer (&spec);
+}
+
+static int
+cmd_exec (Ctl *ctl, GError **error)
+{
+        g_autoptr (CorralExecSpec) spec = exec_spec (error);
+
+        if (!spec || !start_local (ctl, error))
+                return EXIT_FAILURE_CTL;
+        return run_process (ctl, spec, opt_stdin, FALSE);
+}
+
+static void
+raw_mode (Ctl *ctl)
+{
+        struct termios raw;
+
+        if (!isatty (STDIN_FILENO) || tcgetattr (STDIN_FILENO, &ctl->saved_termios) < 0)
+                return;
+        raw = ctl->saved_termios;
+        cfmakeraw (&raw);
+        if (tcsetattr (STDIN_FILENO, TCSANOW, &raw) == 0)
+                ctl->raw = TRUE;
+}
+
+static int
+cmd_shell (Ctl *ctl, GError **error)
+{
+        const char *shell = g_getenv ("SHELL");
+        const char *argv[] = { shell && *shell ? shell : "/bin/sh", NULL };
+        const char *term = g_getenv ("TERM");
+        g_autoptr (CorralExecSpec) spec = NULL;
+        guint rows, cols;
+        int status;
+
+        if (!start_local (ctl, error))
+                return EXIT_FAILURE_CTL;
+        spec = corral_exec_spec_new_argv (
+                opt_command && opt_command[0] ? (const char *const *) opt_command : argv);
+        get_winsize (&rows, &cols);
+        corral_exec_spec_set_pty (spec, rows, cols);
+        corral_exec_spec_set_stdin (spec, TRUE);
+        corral_exec_spec_set_env (spec, "TERM", term && *term ? term : "xterm-256color");
+        raw_mode (ctl);
+        status = run_process (ctl, spec, TRUE, TRUE);
+        if (ctl->raw)
+                tcsetattr (STDIN_FILENO, TCSANOW, &ctl->saved_termios);
+        return status;
+}
+
+static void
+info_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        cJSON **ret = user_data;
+        g_autoptr (GError) error = NULL;
+
+        *ret = corral_agent_client_info_finish (CORRAL_AGENT_CLIENT (source), result, &error);
+        if (!*ret) {
+                fail (error->message);
+                *ret = cJSON_CreateNull ();
+        }
+}
+
+static int
+cmd_info (Ctl *ctl, GError **error)
+{
+        g_autoptr (cJSON) info = NULL;
+        g_autofree char *text = NULL;
+        const char *version, *boot_id;
+
+        if (!start_local (ctl, error))
+                return EXIT_FAILURE_CTL;
+        corral_agent_client_info_async (ctl->client, NULL, info_cb, &info);
+        while (!info)
+                g_main_context_iteration (NULL, TRUE);
+        if (cJSON_IsNull (info))
+                return EXIT_FAILURE_CTL;
+        g_print (_ ("Transport: local (no isolation)\n"));
+        version = corral_agent_client_get_agent_version (ctl->client);
+        boot_id = corral_agent_client_get_boot_id (ctl->client);
+        g_print (_ ("Agent version: %s\n"), version ? version : _ ("unknown"));
+        g_print (_ ("Boot id: %s\n"), boot_id ? boot_id : _ ("unknown"));
+        /* cJSON escapes control characters in the guest's strings. */
+        text = cJSON_Print (info);
+        g_print ("%s\n", text);
+        return EXIT_SUCCESS;
+}
+
+/* main ---------------------------------------------------------------------------------------- */
+
+static const struct {
+        const char *name;
+        const char *summary;
+        const GOptionEntry *entries;
+        int (*run) (Ctl *ctl, GError **error);
+} commands[] = {
+        { "exec", N_ ("Run a command and stream its output"), exec_entries, cmd_exec },
+        { "shell", N_ ("Open an interactive shell on a terminal"), shell_entries, cmd_shell },
+        { "info", N_ ("Show information about the agent and its machine"), NULL, cmd_info },
+};
+
+static void
+usage (FILE *out)
+{
+        fprintf (out, _ ("Usage: corralctl COMMAND --local [OPTION…]\n\nCommands:\n"));
+        for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+                fprintf (out, "  %-8s %s\n", commands[i].name, _ (commands[i].summary));
+        fprintf (out,
+                 _ ("\n--local runs corral-agent on this machine as you: there is NO sandbox.\n"
+                    "Use “corralctl COMMAND --help” for the options of a command,\n"
+                    "“corralctl --version” for the version.\n\n"
+                    "Exit status: the command's; 128+N if signal N killed it; 124 if --timeout\n"
+                    "killed it; 125 if corralctl itself failed.\n"));
+}
+
+static int
+run_command (int i, int argc, char **argv)
+{
+        g_autoptr (GOptionContext) context = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autofree char *param = g_strdup_printf ("corralctl %s", commands[i].name);
+        Ctl ctl = { 0 };
+        int status;
+
+        context = g_option_context_new (NULL);
+        g_option_context_set_summary (context, _ (commands[i].summary));
+        g_option_context_set_description (
+                context, _ ("--local runs corral-agent on this machine as the "
+                            "calling user, with no VM and no isolation. The agent "
+                            "is found via --agent, $CORRAL_AGENT_PATH, " CORRAL_LIBEXECDIR
+                            "/corral-agent, the directory of "
+                            "corralctl, then $PATH."));
+        g_option_context_add_main_entries (context, common_entries, NULL);
+        if (commands[i].entries)
+                g_option_context_add_main_entries (context, commands[i].entries, NULL);
+        argv[0] = param;
+        if (!g_option_context_parse (context, &argc, &argv, &error)) {
+                fail (error->message);
+                return EXIT_FAILURE_CTL;
+        }
+        if (!opt_local) {
+                fail (_ ("only --local is supported so far (VMs come later)"));
+                return EXIT_FAILURE_CTL;
+        }
+        if (opt_verbose)
+                g_setenv ("G_MESSAGES_DEBUG", "corral-vmm", TRUE);
+        status = commands[i].run (&ctl, &error);
+        if (error)
+                fail (error->message);
+        stop_local (&ctl);
+        return status;
+}
+
+int
+main (int argc, char **argv)
+{
+        setlocale (LC_ALL, "");
+        if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")) {
+                usage (argc < 2 ? stderr : stdout);
+                return argc < 2 ? EXIT_FAILURE_CTL : EXIT_SUCCESS;
+        }
+        if (g_str_equal (argv[1], "--version")) {
+                g_print ("corralctl %s\n", CORRAL_VERSION);
+                return EXIT_SUCCESS;
+        }
+        for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+                if (g_str_equal (argv[1], commands[i].name))
+                        return run_command ((int) i, argc - 1, argv + 1);
+        g_printerr (_ ("corralctl: unknown command “%s”\n"), argv[1]);
+        usage (stderr);
+        return EXIT_FAILURE_CTL;
+}
