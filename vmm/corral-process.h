@@ -2,8 +2,9 @@
  *
  * Output is not buffered by the host: each DATA frame is emitted as ::output, and the agent gets
  * credit for those bytes only after the handlers return, so a guest that prints gigabytes cannot
- * grow host memory. (Frames that arrive before the spawn/attach callback has run are held, at most
- * one credit window, and emitted from the main loop right after it.)
+ * grow host memory. Frames that arrive before the spawn/attach callback has run are held, at most
+ * one credit window, and emitted from an idle source right after it: connect to ::output and
+ * ::exited inside that callback, or output is emitted with nobody listening.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */

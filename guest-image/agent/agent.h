@@ -162,6 +162,8 @@ void agent_loop_clear (Agent *a);
 void transport_init (Agent *a);
 int transport_start (Agent *a);
 void transport_update_interest (Agent *a);
+/* Writes what is queued for the host; called by the loop before every wait. */
+void transport_flush (Agent *a);
 void transport_stop (Agent *a);
 void transport_process_input (Agent *a);
 

@@ -284,7 +284,13 @@ agent_run (Agent *a)
 {
         while (!a->quit) {
                 struct epoll_event ev;
-                int n = epoll_wait (a->epfd, &ev, 1, -1);
+                int n;
+
+                /* A failed flush can end the agent (EOF on --fd / --stdio). */
+                transport_flush (a);
+                if (a->quit)
+                        break;
+                n = epoll_wait (a->epfd, &ev, 1, -1);
 
                 if (n < 0) {
                         if (errno == EINTR)

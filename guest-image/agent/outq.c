@@ -44,7 +44,9 @@ outq_push (Agent *a, uint8_t *buf, size_t len)
         a->outq_bytes += len;
         if (a->outq_bytes >= AGENT_OUTQ_HIGH)
                 a->out_full = true;
-        transport_update_interest (a);
+        /* No write here: the loop flushes everything queued in one iteration with one writev
+         * before it waits again (transport_flush), and asks for EPOLLOUT only if the socket
+         * did not take it all. */
 }
 
 int

@@ -223,6 +223,18 @@ on_in (Agent *a, Source *s, uint32_t events)
         }
 }
 
+void
+transport_flush (Agent *a)
+{
+        int r;
+
+        if (!a->connected || !a->outq_head)
+                return;
+        r = agent_outq_flush (a);
+        if (r < 0)
+                conn_lost (a, strerror (-r));
+}
+
 static void
 on_out (Agent *a, Source *s, uint32_t events)
 {

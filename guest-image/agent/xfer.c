@@ -102,6 +102,14 @@ read_pump (Agent *a, Channel *c)
                         r->remaining -= (uint64_t) n;
                 done = r->remaining == 0;
         }
+        if (!done && c->credit == 0) {
+                struct stat st;
+
+                /* Out of credit exactly at the end of the file: finish now instead of waiting
+                 * for credit that the host has no reason to send. */
+                if (fstat (r->fd, &st) == 0 && r->offset >= (uint64_t) st.st_size)
+                        done = true;
+        }
         if (done || (c->credit > 0 && !a->out_full))
                 read_finish (a, c);
 }

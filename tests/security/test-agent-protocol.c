@@ -834,6 +834,13 @@ test_exec_basic (void)
         id = peer_request (p, "exec.start",
                            "{\"argv\":[\"true\"],\"channel\":51,\"cwd\":\"/nonexistent/dir\"}");
         peer_assert_error (p, id, "not-found");
+        /* PATH is searched with the command's own PATH, not the agent's. */
+        id = peer_request (p, "exec.start",
+                           "{\"argv\":[\"no-such-program-x\"],\"channel\":52}");
+        peer_assert_error (p, id, "not-found");
+        id = peer_request (p, "exec.start",
+                           "{\"argv\":[\"true\"],\"channel\":53,\"env\":{\"PATH\":\"/nonexistent\"}}");
+        peer_assert_error (p, id, "not-found");
         /* The failed starts left no channel behind. */
         id = peer_request (p, "exec.start", "{\"argv\":[\"true\"],\"channel\":50}");
         ok (p, id);
@@ -1264,7 +1271,9 @@ test_file_read_credit (void)
         AgentPeer *p = start ();
         g_autofree char *tmp = g_dir_make_tmp ("corral-agent-XXXXXX", NULL);
         g_autofree char *path = g_build_filename (tmp, "big", NULL);
-        g_autofree char *data = g_malloc (600000);
+        /* Larger than the window, so the agent must stop and wait for credit. */
+        const gsize size_total = PROTO_DEFAULT_WINDOW + 600000;
+        g_autofree char *data = g_malloc (size_total);
         g_autofree char *got = NULL;
         gsize before = 0;
         int64_t size;
@@ -1272,9 +1281,9 @@ test_file_read_credit (void)
         guint64 id;
         cJSON *root;
 
-        for (gsize i = 0; i < 600000; i++)
+        for (gsize i = 0; i < size_total; i++)
                 data[i] = (char) (i % 251);
-        g_assert_true (g_file_set_contents (path, data, 600000, NULL));
+        g_assert_true (g_file_set_contents (path, data, (gssize) size_total, NULL));
         id = req_path (p, "file.read", "{\"path\":\"%s\",\"channel\":7}", path);
         while ((f = peer_take (p, is_data, GUINT_TO_POINTER (7), 500))) {
                 before += g_bytes_get_size (f->payload);
@@ -1290,12 +1299,17 @@ test_file_read_credit (void)
                 if (eof)
                         break;
         }
-        g_assert_cmpuint (before, ==, 600000);
-        g_assert_cmpint (num (peer_result (p, id, &root), "size"), ==, 600000);
+        g_assert_cmpuint (before, ==, size_total);
+        g_assert_cmpint (num (peer_result (p, id, &root), "size"), ==, (int64_t) size_total);
         cJSON_Delete (root);
-        got = read_all (p, path, 8, "\"offset\":599990", &size);
+        {
+                g_autofree char *offset =
+                        g_strdup_printf ("\"offset\":%" G_GSIZE_FORMAT, size_total - 10);
+
+                got = read_all (p, path, 8, offset, &size);
+        }
         g_assert_cmpint (size, ==, 10);
-        g_assert_cmpmem (got, 10, data + 599990, 10);
+        g_assert_cmpmem (got, 10, data + size_total - 10, 10);
         g_unlink (path);
         g_rmdir (tmp);
         finish (p);
@@ -1305,7 +1319,10 @@ test_file_read_credit (void)
 static void
 test_file_write_aborted (void)
 {
-        AgentPeer *p = start ();
+        /* A window smaller than a frame, so one frame can exceed it. */
+        const char *const args[] = { "--window", "65536", NULL };
+        AgentPeer *p = peer_spawn (args, TRUE);
+        g_autoptr (cJSON) hello = peer_hello (p);
         g_autofree char *tmp = g_dir_make_tmp ("corral-agent-XXXXXX", NULL);
         g_autofree char *path = g_build_filename (tmp, "target", NULL);
         g_autofree char *content = NULL;
@@ -1323,9 +1340,9 @@ test_file_write_aborted (void)
         /* Beyond credit: the same. */
         id = write_start (p, path, 22, "replace");
         {
-                g_autofree char *big = g_malloc0 (PROTO_DEFAULT_WINDOW + 1);
+                g_autofree char *big = g_malloc0 (65537);
 
-                peer_send_frame (p, PROTO_FRAME_DATA, 0, 22, big, PROTO_DEFAULT_WINDOW + 1);
+                peer_send_frame (p, PROTO_FRAME_DATA, 0, 22, big, 65537);
         }
         peer_assert_error (p, id, "io");
         g_assert_cmpuint (count_entries (tmp), ==, 1);
