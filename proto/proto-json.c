@@ -65,7 +65,8 @@ json_shape_ok (const uint8_t *s, size_t len)
 
                 if (in_string) {
                         if (c == '\\') {
-                                if (len - i > 5 && s[i + 1] == 'u' && memcmp (s + i + 2, "0000", 4) == 0)
+                                if (len - i > 5 && s[i + 1] == 'u' &&
+                                    memcmp (s + i + 2, "0000", 4) == 0)
                                         return false;
                                 i++;
                         } else if (c == '"')
@@ -277,6 +278,7 @@ proto_event_new (const char *event, cJSON *params)
         return add_child (obj, "params", params);
 }
 
+/* clang-format off */
 #define E(x) { x, #x }
 static const struct {
         int num;
@@ -292,6 +294,7 @@ static const struct {
         E (EPROTO), E (ECANCELED), E (ENOTCONN),     E (ECONNRESET), E (EHOSTUNREACH),
 };
 #undef E
+/* clang-format on */
 
 const char *
 proto_errno_name (int errnum)

@@ -267,10 +267,10 @@ const char *
 proto_frame_type_name (uint8_t type)
 {
         static const char *const names[] = {
-                [PROTO_FRAME_HELLO] = "HELLO", [PROTO_FRAME_REQUEST] = "REQUEST",
+                [PROTO_FRAME_HELLO] = "HELLO",       [PROTO_FRAME_REQUEST] = "REQUEST",
                 [PROTO_FRAME_RESPONSE] = "RESPONSE", [PROTO_FRAME_EVENT] = "EVENT",
-                [PROTO_FRAME_DATA] = "DATA", [PROTO_FRAME_CREDIT] = "CREDIT",
-                [PROTO_FRAME_PING] = "PING", [PROTO_FRAME_PONG] = "PONG",
+                [PROTO_FRAME_DATA] = "DATA",         [PROTO_FRAME_CREDIT] = "CREDIT",
+                [PROTO_FRAME_PING] = "PING",         [PROTO_FRAME_PONG] = "PONG",
                 [PROTO_FRAME_CLOSE] = "CLOSE",
         };
 

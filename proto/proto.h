@@ -69,15 +69,16 @@ void proto_header_encode (uint8_t out[PROTO_HEADER_SIZE],
 
 /* Validates magic, type, flags, channel rules and length; fills ret (payload NULL).
  * -EBADMSG: not a frame header; -EMSGSIZE: length above max_payload. */
-int proto_header_decode (const uint8_t in[PROTO_HEADER_SIZE], uint32_t max_payload, ProtoFrame *ret);
+int
+proto_header_decode (const uint8_t in[PROTO_HEADER_SIZE], uint32_t max_payload, ProtoFrame *ret);
 
 /* Decoder ----------------------------------------------------------------------------------- */
 
 typedef struct {
         uint8_t *buf;
-        size_t cap;   /* PROTO_HEADER_SIZE + max_payload, fixed */
+        size_t cap; /* PROTO_HEADER_SIZE + max_payload, fixed */
         size_t start; /* first unconsumed byte */
-        size_t len;   /* bytes after start */
+        size_t len; /* bytes after start */
         uint32_t max_payload;
         bool broken; /* a framing error was returned; only resync() or clear() continue */
 } ProtoDecoder;

@@ -125,11 +125,10 @@ parse_stat (GTask *task, const cJSON *r)
         st->gid = (guint32) gid;
         st->target = g_strdup (target);
         /* Saturate rather than overflow for times past the year 2262. */
-        st->mtime_ns = mtime_s > G_MAXINT64 / NSEC_PER_SEC - 1
-                               ? G_MAXINT64
-                               : mtime_s < G_MININT64 / NSEC_PER_SEC + 1
-                                         ? G_MININT64
-                                         : mtime_s * (int64_t) NSEC_PER_SEC + mtime_nsec;
+        st->mtime_ns = mtime_s > G_MAXINT64 / NSEC_PER_SEC - 1 ? G_MAXINT64
+                       : mtime_s < G_MININT64 / NSEC_PER_SEC + 1
+                               ? G_MININT64
+                               : mtime_s * (int64_t) NSEC_PER_SEC + mtime_nsec;
         g_task_return_pointer (task, g_steal_pointer (&st), (GDestroyNotify) corral_file_stat_free);
         return TRUE;
 }

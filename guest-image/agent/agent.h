@@ -48,7 +48,7 @@ typedef struct Source Source;
 typedef void (*SourceFunc) (Agent *a, Source *s, uint32_t events);
 
 struct Source {
-        int fd;          /* -1 when not registered */
+        int fd; /* -1 when not registered */
         uint32_t events; /* current epoll interest */
         SourceFunc func;
         void *data;
@@ -113,7 +113,7 @@ struct Agent {
 
         /* transport state */
         Source listen_src;
-        Source in_src;  /* reads from the host */
+        Source in_src; /* reads from the host */
         Source out_src; /* writes to the host; unused (fd -1) when in and out share one fd */
         bool connected;
         bool hup_backoff; /* serial: host side closed, polling again after a pause */
@@ -134,7 +134,7 @@ struct Agent {
 
         /* objects */
         Channel **chan_table; /* hash buckets */
-        Channel *channels;    /* list of all */
+        Channel *channels; /* list of all */
         unsigned n_channels;
         Proc *procs;
         unsigned n_procs;
@@ -168,8 +168,8 @@ void transport_stop (Agent *a);
 void transport_process_input (Agent *a);
 
 /* outq.c — every frame to the host goes through here; dropped outside a session. */
-int agent_send_frame (Agent *a, uint8_t type, uint8_t flags, uint32_t channel, const void *payload,
-                      size_t len);
+int agent_send_frame (
+        Agent *a, uint8_t type, uint8_t flags, uint32_t channel, const void *payload, size_t len);
 /* Takes ownership of obj. */
 int agent_send_json (Agent *a, uint8_t type, cJSON *obj);
 /* Negative errno when the connection is broken. */
@@ -211,7 +211,7 @@ struct Channel {
         uint32_t id;
         const ChannelOps *ops;
         void *owner;
-        uint64_t credit;    /* bytes the agent may still send */
+        uint64_t credit; /* bytes the agent may still send */
         uint64_t in_credit; /* bytes the host may still send */
         Channel *hnext;
         Channel *prev, *next;
@@ -283,8 +283,13 @@ void watches_kick (Agent *a);
 /* Validates an absolute path parameter; answers the request and returns NULL on error. */
 const char *path_param (Agent *a, uint64_t id, const cJSON *params, const char *key);
 /* 1: present and valid, 0: absent (default applies), answers and returns -1 on error. */
-int int_param (Agent *a, uint64_t id, const cJSON *params, const char *key, int64_t min,
-               int64_t max, int64_t *ret);
+int int_param (Agent *a,
+               uint64_t id,
+               const cJSON *params,
+               const char *key,
+               int64_t min,
+               int64_t max,
+               int64_t *ret);
 int bool_param (Agent *a, uint64_t id, const cJSON *params, const char *key, bool *ret);
 /* A JSON string made from arbitrary bytes: invalid UTF-8 becomes U+FFFD. */
 cJSON *json_string_from_bytes (const char *s, size_t len);

@@ -50,8 +50,8 @@ outq_push (Agent *a, uint8_t *buf, size_t len)
 }
 
 int
-agent_send_frame (Agent *a, uint8_t type, uint8_t flags, uint32_t channel, const void *payload,
-                  size_t len)
+agent_send_frame (
+        Agent *a, uint8_t type, uint8_t flags, uint32_t channel, const void *payload, size_t len)
 {
         uint8_t *buf;
         size_t n;

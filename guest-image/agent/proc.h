@@ -17,7 +17,7 @@ typedef struct {
 
 typedef struct {
         uint64_t rec; /* absolute offset of the current record */
-        size_t done;  /* bytes of its payload already consumed */
+        size_t done; /* bytes of its payload already consumed */
 } RingCursor;
 
 void ring_init (Ring *r, size_t cap);
@@ -25,7 +25,10 @@ void ring_clear (Ring *r);
 void ring_append (Ring *r, unsigned stream, const uint8_t *data, size_t n);
 /* The next contiguous bytes at the cursor; false when the cursor is at the end. Moves a cursor
  * that points at dropped records to the oldest record. */
-bool ring_peek (const Ring *r, RingCursor *cur, unsigned *ret_stream, const uint8_t **ret_data,
+bool ring_peek (const Ring *r,
+                RingCursor *cur,
+                unsigned *ret_stream,
+                const uint8_t **ret_data,
                 size_t *ret_len);
 void ring_advance (RingCursor *cur, size_t n);
 void ring_cursor_head (const Ring *r, RingCursor *cur);
@@ -57,8 +60,8 @@ struct Proc {
         Source out[2];
         bool out_done[2]; /* end of stream read (or no such stream) */
         bool eof_sent[2]; /* to the current attachment */
-        Source in;        /* stdin pipe; unused for a PTY */
-        bool has_input;   /* a stdin pipe or a PTY that is still open */
+        Source in; /* stdin pipe; unused for a PTY */
+        bool has_input; /* a stdin pipe or a PTY that is still open */
         InChunk *in_head, *in_tail;
         bool in_eof; /* host sent EOF: close after the pending bytes */
 
@@ -119,7 +122,7 @@ typedef struct {
         bool use_stdin;
         bool pty;
         unsigned short rows, cols;
-        int64_t rlimit[4];                 /* nproc, fsize, nofile, cpu; -1 when unset */
+        int64_t rlimit[4]; /* nproc, fsize, nofile, cpu; -1 when unset */
         uint64_t nofile_soft, nofile_hard; /* the agent's original limit, restored in the child */
 } SpawnParams;
 

@@ -70,7 +70,10 @@ ring_append (Ring *r, unsigned stream, const uint8_t *data, size_t n)
 }
 
 bool
-ring_peek (const Ring *r, RingCursor *cur, unsigned *ret_stream, const uint8_t **ret_data,
+ring_peek (const Ring *r,
+           RingCursor *cur,
+           unsigned *ret_stream,
+           const uint8_t **ret_data,
            size_t *ret_len)
 {
         for (;;) {

@@ -43,8 +43,8 @@ typedef struct {
         int fds[3];
         int slave;
         const char *path_env; /* PATH from sp->envp, for the search in the child */
-        int step;             /* written by the child on failure */
-        int err;              /* 0: execve succeeded */
+        int step; /* written by the child on failure */
+        int err; /* 0: execve succeeded */
 } SpawnChild;
 
 static void __attribute__ ((noreturn)) child_fail (SpawnChild *c, int step)

@@ -36,7 +36,12 @@ path_param (Agent *a, uint64_t id, const cJSON *params, const char *key)
 }
 
 int
-int_param (Agent *a, uint64_t id, const cJSON *params, const char *key, int64_t min, int64_t max,
+int_param (Agent *a,
+           uint64_t id,
+           const cJSON *params,
+           const char *key,
+           int64_t min,
+           int64_t max,
            int64_t *ret)
 {
         int r = proto_json_get_int (params, key, min, max, ret);

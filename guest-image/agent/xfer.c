@@ -31,9 +31,9 @@ typedef struct {
 typedef struct {
         uint64_t id;
         int fd;
-        int dirfd;       /* replace: the target's directory */
-        char *tmp_name;  /* replace: temporary name in dirfd, NULL once renamed */
-        bool tmp_named;  /* replace: tmp_name exists in dirfd (O_TMPFILE files get it at commit) */
+        int dirfd; /* replace: the target's directory */
+        char *tmp_name; /* replace: temporary name in dirfd, NULL once renamed */
+        bool tmp_named; /* replace: tmp_name exists in dirfd (O_TMPFILE files get it at commit) */
         char *base_name; /* replace: target name in dirfd */
         uint64_t written;
 } FileWrite;

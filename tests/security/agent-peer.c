@@ -153,8 +153,8 @@ peer_send_raw (AgentPeer *p, const void *data, gsize len)
 }
 
 void
-peer_send_frame (AgentPeer *p, guint8 type, guint8 flags, guint32 channel, const void *payload,
-                 gsize len)
+peer_send_frame (
+        AgentPeer *p, guint8 type, guint8 flags, guint32 channel, const void *payload, gsize len)
 {
         guint8 hdr[PROTO_HEADER_SIZE];
 
@@ -479,8 +479,8 @@ exec_result_clear (ExecResult *res)
 }
 
 guint64
-peer_exec_shell (AgentPeer *p, const char *shell, guint32 channel, const char *extra_params,
-                 pid_t *ret_pid)
+peer_exec_shell (
+        AgentPeer *p, const char *shell, guint32 channel, const char *extra_params, pid_t *ret_pid)
 {
         g_autoptr (cJSON) params = cJSON_CreateObject ();
         g_autofree char *text = NULL;

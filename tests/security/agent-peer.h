@@ -54,8 +54,8 @@ gboolean peer_alive (AgentPeer *p);
 long peer_rss_kb (AgentPeer *p);
 
 void peer_send_raw (AgentPeer *p, const void *data, gsize len);
-void peer_send_frame (AgentPeer *p, guint8 type, guint8 flags, guint32 channel, const void *payload,
-                      gsize len);
+void peer_send_frame (
+        AgentPeer *p, guint8 type, guint8 flags, guint32 channel, const void *payload, gsize len);
 void peer_send_text (AgentPeer *p, guint8 type, const char *json);
 /* Sends a REQUEST with a fresh id ("params" is JSON text or NULL) and returns the id. */
 guint64 peer_request (AgentPeer *p, const char *method, const char *params_json);
@@ -91,5 +91,5 @@ typedef struct {
 gboolean peer_collect_exec (AgentPeer *p, guint32 channel, ExecResult *res, int timeout_ms);
 void exec_result_clear (ExecResult *res);
 /* exec.start of a shell command on channel; returns the proc id (asserting success). */
-guint64 peer_exec_shell (AgentPeer *p, const char *shell, guint32 channel, const char *extra_params,
-                         pid_t *ret_pid);
+guint64 peer_exec_shell (
+        AgentPeer *p, const char *shell, guint32 channel, const char *extra_params, pid_t *ret_pid);

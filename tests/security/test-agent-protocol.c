@@ -399,7 +399,7 @@ test_invalid_utf8 (void)
 {
         static const char *const bad[] = {
                 "{\"id\":1,\"method\":\"info\",\"params\":{\"x\":\"\xff\xfe\"}}",
-                "{\"id\":2,\"method\":\"info\",\"params\":{\"x\":\"\xc0\xaf\"}}",     /* overlong */
+                "{\"id\":2,\"method\":\"info\",\"params\":{\"x\":\"\xc0\xaf\"}}", /* overlong */
                 "{\"id\":3,\"method\":\"info\",\"params\":{\"x\":\"\xed\xa0\x80\"}}", /* surrogate
                                                                                        */
                 "{\"id\":4,\"method\":\"info\",\"params\":{\"x\":\"\xf4\x90\x80\x80\"}}",
@@ -646,8 +646,9 @@ test_wrong_types (void)
         /* "\u0000" would be silently cut by C strings: refused before parsing (proto), so
          * the id is unreadable too. */
         {
-                static const char nul_escape[] = "{\"id\":902,\"method\":\"exec.start\",\"params\":"
-                                                 "{\"channel\":1,\"argv\":[\"/bin/echo\\u0000-rf\"]}}";
+                static const char nul_escape[] =
+                        "{\"id\":902,\"method\":\"exec.start\",\"params\":"
+                        "{\"channel\":1,\"argv\":[\"/bin/echo\\u0000-rf\"]}}";
 
                 expect_null_invalid (p, nul_escape, strlen (nul_escape));
         }
@@ -835,11 +836,11 @@ test_exec_basic (void)
                            "{\"argv\":[\"true\"],\"channel\":51,\"cwd\":\"/nonexistent/dir\"}");
         peer_assert_error (p, id, "not-found");
         /* PATH is searched with the command's own PATH, not the agent's. */
-        id = peer_request (p, "exec.start",
-                           "{\"argv\":[\"no-such-program-x\"],\"channel\":52}");
+        id = peer_request (p, "exec.start", "{\"argv\":[\"no-such-program-x\"],\"channel\":52}");
         peer_assert_error (p, id, "not-found");
-        id = peer_request (p, "exec.start",
-                           "{\"argv\":[\"true\"],\"channel\":53,\"env\":{\"PATH\":\"/nonexistent\"}}");
+        id = peer_request (
+                p, "exec.start",
+                "{\"argv\":[\"true\"],\"channel\":53,\"env\":{\"PATH\":\"/nonexistent\"}}");
         peer_assert_error (p, id, "not-found");
         /* The failed starts left no channel behind. */
         id = peer_request (p, "exec.start", "{\"argv\":[\"true\"],\"channel\":50}");
@@ -1131,7 +1132,11 @@ write_start (AgentPeer *p, const char *path, guint32 channel, const char *mode)
 }
 
 static void
-write_file (AgentPeer *p, const char *path, guint32 channel, const char *mode, const char *a,
+write_file (AgentPeer *p,
+            const char *path,
+            guint32 channel,
+            const char *mode,
+            const char *a,
             const char *b)
 {
         guint64 id = write_start (p, path, channel, mode);

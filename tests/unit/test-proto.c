@@ -96,14 +96,14 @@ frames_stream (void)
         uint8_t *buf;
         size_t len;
 
-        g_assert_cmpint (proto_frame_build (PROTO_FRAME_REQUEST, 0, 0, json, strlen (json), &buf,
-                                            &len),
-                         ==, 0);
+        g_assert_cmpint (
+                proto_frame_build (PROTO_FRAME_REQUEST, 0, 0, json, strlen (json), &buf, &len), ==,
+                0);
         g_byte_array_append (s, buf, (guint) len);
         free (buf);
-        g_assert_cmpint (proto_frame_build (PROTO_FRAME_DATA, PROTO_DATA_EOF | 1, 9, "", 0, &buf,
-                                            &len),
-                         ==, 0);
+        g_assert_cmpint (
+                proto_frame_build (PROTO_FRAME_DATA, PROTO_DATA_EOF | 1, 9, "", 0, &buf, &len), ==,
+                0);
         g_byte_array_append (s, buf, (guint) len);
         free (buf);
         g_assert_cmpint (proto_frame_build (PROTO_FRAME_PING, 0, 0, "12345678", 8, &buf, &len), ==,
@@ -246,9 +246,9 @@ test_decoder_resync (void)
         g_assert_cmpint (proto_decoder_init (&dec, 0), ==, 0);
         /* Garbage that contains a magic but not a valid HELLO header, then a HELLO. */
         g_byte_array_append (junk, (const guint8 *) "garbage\xC0\x7A\x02\x00zz", 13);
-        g_assert_cmpint (proto_frame_build (PROTO_FRAME_HELLO, 0, 0, hello, strlen (hello), &buf,
-                                            &len),
-                         ==, 0);
+        g_assert_cmpint (
+                proto_frame_build (PROTO_FRAME_HELLO, 0, 0, hello, strlen (hello), &buf, &len), ==,
+                0);
         g_byte_array_append (junk, buf, (guint) len);
         free (buf);
 
@@ -269,9 +269,9 @@ test_frame_build_refusals (void)
         uint8_t *buf = NULL;
         size_t len = 0;
 
-        g_assert_cmpint (proto_frame_build (PROTO_FRAME_DATA, 0, 1, "", PROTO_MAX_PAYLOAD + 1,
-                                            &buf, &len),
-                         ==, -EMSGSIZE);
+        g_assert_cmpint (
+                proto_frame_build (PROTO_FRAME_DATA, 0, 1, "", PROTO_MAX_PAYLOAD + 1, &buf, &len),
+                ==, -EMSGSIZE);
         g_assert_cmpint (proto_frame_build (PROTO_FRAME_DATA, 0, 0, "x", 1, &buf, &len), ==,
                          -EINVAL);
         g_assert_cmpint (proto_frame_build (PROTO_FRAME_REQUEST, 0, 0, "", 0, &buf, &len), ==,
@@ -286,18 +286,24 @@ test_utf8 (void)
                 const char *s;
                 gboolean valid;
         } cases[] = {
-                { "plain", TRUE },          { "gr\xc3\xbc\xc3\x9f", TRUE },
-                { "\xe2\x82\xac", TRUE },   { "\xf0\x9f\x90\x84", TRUE },
-                { "\xc3", FALSE },          { "\xc0\xaf", FALSE }, /* overlong '/' */
-                { "\xe0\x80\xaf", FALSE },  { "\xed\xa0\x80", FALSE }, /* surrogate */
-                { "\xf4\x90\x80\x80", FALSE }, { "\xff", FALSE },
-                { "\x80", FALSE },          { "a\xe2\x82", FALSE },
+                { "plain", TRUE },
+                { "gr\xc3\xbc\xc3\x9f", TRUE },
+                { "\xe2\x82\xac", TRUE },
+                { "\xf0\x9f\x90\x84", TRUE },
+                { "\xc3", FALSE },
+                { "\xc0\xaf", FALSE }, /* overlong '/' */
+                { "\xe0\x80\xaf", FALSE },
+                { "\xed\xa0\x80", FALSE }, /* surrogate */
+                { "\xf4\x90\x80\x80", FALSE },
+                { "\xff", FALSE },
+                { "\x80", FALSE },
+                { "a\xe2\x82", FALSE },
         };
 
         for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
-                g_assert_cmpint (proto_utf8_valid ((const uint8_t *) cases[i].s,
-                                                   strlen (cases[i].s)),
-                                 ==, cases[i].valid);
+                g_assert_cmpint (
+                        proto_utf8_valid ((const uint8_t *) cases[i].s, strlen (cases[i].s)), ==,
+                        cases[i].valid);
 }
 
 static int
@@ -338,9 +344,9 @@ test_json_refusals (void)
         g_assert_null (obj);
 
         /* Brackets inside strings do not count. */
-        g_assert_cmpint (parse_str ("{\"a\":\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\\\"[[\"}",
-                                    &obj),
-                         ==, 0);
+        g_assert_cmpint (
+                parse_str ("{\"a\":\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\\\"[[\"}", &obj), ==,
+                0);
         cJSON_Delete (obj);
         /* An escaped backslash before "u0000" is not a NUL escape. */
         g_assert_cmpint (parse_str ("{\"a\":\"\\\\u0000\"}", &obj), ==, 0);
@@ -401,9 +407,9 @@ test_builders (void)
         g_assert_cmpint (proto_json_parse (buf + PROTO_HEADER_SIZE, f.length, &back), ==, 0);
         g_assert_cmpint (proto_json_get_id (back, &id), ==, 0);
         g_assert_cmpuint (id, ==, 7);
-        g_assert_cmpstr (cJSON_GetObjectItem (cJSON_GetObjectItem (back, "error"), "errno")
-                                 ->valuestring,
-                         ==, "ENOENT");
+        g_assert_cmpstr (
+                cJSON_GetObjectItem (cJSON_GetObjectItem (back, "error"), "errno")->valuestring, ==,
+                "ENOENT");
         free (buf);
         cJSON_Delete (back);
         cJSON_Delete (msg);
