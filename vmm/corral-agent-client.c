@@ -153,7 +153,7 @@ _corral_client_emit_watch_event (CorralAgentClient *self,
 static void
 lose_full (CorralAgentClient *self, GError *error, gboolean emit)
 {
-        g_autoptr (CorralAgentClient) keep = g_object_ref (self);
+        G_GNUC_UNUSED g_autoptr (CorralAgentClient) keep = g_object_ref (self);
         g_autoptr (GError) why = error;
         g_autoptr (GError) lost = NULL;
         g_autoptr (GHashTable) pending = NULL;

@@ -434,7 +434,7 @@ read_in (CorralAgentClient *self)
 static gboolean
 on_io (CorralAgentClient *self, GIOCondition cond)
 {
-        g_autoptr (CorralAgentClient) keep = g_object_ref (self);
+        G_GNUC_UNUSED g_autoptr (CorralAgentClient) keep = g_object_ref (self);
         guint64 session = self->session;
 
         if (cond & (G_IO_IN | G_IO_HUP | G_IO_ERR)) {

@@ -202,7 +202,7 @@ corral_process_wait_finish (CorralProcess *self, GAsyncResult *result, GError **
 static void
 emit_output (CorralProcess *self, guint stream, GBytes *bytes)
 {
-        g_autoptr (CorralProcess) keep = g_object_ref (self);
+        G_GNUC_UNUSED g_autoptr (CorralProcess) keep = g_object_ref (self);
         CorralChannel *ch = self->channel ? corral_channel_ref (self->channel) : NULL;
         gsize len = g_bytes_get_size (bytes);
 
@@ -217,7 +217,7 @@ emit_output (CorralProcess *self, guint stream, GBytes *bytes)
 static void
 finish_exit (CorralProcess *self)
 {
-        g_autoptr (CorralProcess) keep = g_object_ref (self);
+        G_GNUC_UNUSED g_autoptr (CorralProcess) keep = g_object_ref (self);
 
         self->exit_pending = FALSE;
         self->exited = TRUE;

@@ -185,8 +185,8 @@ test_hello_invalid_ignored (void)
                 "{\"version\":1,\"role\":\"host\",\"nonce\":\"short\"}",
                 "{\"version\":1,\"role\":\"host\",\"nonce\":\"0123456789ABCDEF0123456789ABCDEF\"}",
                 "{\"version\":1,\"role\":\"agent\",\"nonce\":\"0123456789abcdef0123456789abcdef\"}",
-                "{\"version\":\"1\",\"role\":\"host\",\"nonce\":"
-                "\"0123456789abcdef0123456789abcdef\"}",
+                ("{\"version\":\"1\",\"role\":\"host\",\"nonce\":"
+                 "\"0123456789abcdef0123456789abcdef\"}"),
                 "{\"role\":\"host\",\"nonce\":\"0123456789abcdef0123456789abcdef\"}",
                 "[1,2,3]",
                 "{\"version\":1,",
@@ -1327,7 +1327,8 @@ test_file_write_aborted (void)
         /* A window smaller than a frame, so one frame can exceed it. */
         const char *const args[] = { "--window", "65536", NULL };
         AgentPeer *p = peer_spawn (args, TRUE);
-        g_autoptr (cJSON) hello = peer_hello (p);
+
+        cJSON_Delete (peer_hello (p));
         g_autofree char *tmp = g_dir_make_tmp ("corral-agent-XXXXXX", NULL);
         g_autofree char *path = g_build_filename (tmp, "target", NULL);
         g_autofree char *content = NULL;

@@ -392,7 +392,6 @@ test_json_accessors (void)
 static void
 test_builders (void)
 {
-        g_autofree char *text = NULL;
         cJSON *msg = proto_error_response_new (7, "not-found", "no such file", ENOENT);
         uint8_t *buf;
         size_t len;
