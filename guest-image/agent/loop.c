@@ -22,8 +22,7 @@
 
 bool agent_verbose;
 
-static void __attribute__ ((format (printf, 1, 0)))
-vlog (const char *fmt, va_list ap)
+static void __attribute__ ((format (printf, 1, 0))) vlog (const char *fmt, va_list ap)
 {
         fputs ("corral-agent: ", stderr);
         vfprintf (stderr, fmt, ap);
