@@ -26,3 +26,4 @@ for path in sys.argv[1:]:
             failed += 1
             print(f"failed: {json.loads(line)['name']} ({result}) in {path}")
 print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed else 0)
