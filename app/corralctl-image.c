@@ -1,0 +1,199 @@
+/* corralctl-image.c — `corralctl image build NAME | verify NAME | ls`.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corralctl-image.h"
+
+#include "corral-image.h"
+
+#include <glib-unix.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+        "usage: corralctl image build NAME [--agent PATH]   build (or reuse) an image\n"
+        "       corralctl image verify NAME                 check it against its manifest\n"
+        "       corralctl image ls                          list the built images\n"
+        "NAME: minimal or standard. Images are kept in "
+        "${XDG_CACHE_HOME:-~/.cache}/corral/images.\n";
+
+typedef struct {
+        GMainLoop *loop;
+        CorralImage *image;
+        GError *error;
+        gboolean tty;
+        gboolean open_line;
+} BuildCtl;
+
+static void
+progress_cb (double fraction, const char *text, gpointer data)
+{
+        BuildCtl *b = data;
+
+        if (b->tty) {
+                fprintf (stderr, "\r\033[K[%3d%%] %s", (int) (fraction * 100 + 0.5), text);
+                b->open_line = TRUE;
+        } else {
+                fprintf (stderr, "[%3d%%] %s\n", (int) (fraction * 100 + 0.5), text);
+        }
+        fflush (stderr);
+}
+
+static void
+build_done (GObject *src, GAsyncResult *res, gpointer data)
+{
+        BuildCtl *b = data;
+
+        b->image = corral_image_build_finish (res, &b->error);
+        g_main_loop_quit (b->loop);
+}
+
+static gboolean
+interrupted_cb (gpointer data)
+{
+        g_cancellable_cancel (data);
+        return G_SOURCE_CONTINUE;
+}
+
+static void
+print_image (const CorralImage *image)
+{
+        printf ("%s\n", image->dir);
+        fprintf (stderr, "  kernel:  %s\n  initrd:  %s\n", image->kernel, image->initrd);
+        if (image->disk)
+                fprintf (stderr, "  disk:    %s (base: boot on a qcow2 overlay)\n", image->disk);
+        fprintf (stderr, "  cmdline: %s\n", image->cmdline);
+}
+
+static int
+cmd_build (const char *name, const char *agent)
+{
+        g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+        BuildCtl b = { 0 };
+        guint sigint, sigterm;
+        gint64 start = g_get_monotonic_time ();
+
+        b.loop = g_main_loop_new (NULL, FALSE);
+        b.tty = isatty (STDERR_FILENO);
+        sigint = g_unix_signal_add (SIGINT, interrupted_cb, cancellable);
+        sigterm = g_unix_signal_add (SIGTERM, interrupted_cb, cancellable);
+        fprintf (stderr, "building the '%s' image...\n", name);
+        corral_image_build_async (name, agent, progress_cb, &b, cancellable, build_done, &b);
+        g_main_loop_run (b.loop);
+        g_source_remove (sigint);
+        g_source_remove (sigterm);
+        g_main_loop_unref (b.loop);
+        if (b.open_line)
+                fputc ('\n', stderr);
+        if (b.image == NULL) {
+                fprintf (stderr, "corralctl: %s\n", b.error->message);
+                g_error_free (b.error);
+                return 1;
+        }
+        fprintf (stderr, "image '%s' ready in %.1f s:\n", name,
+                 (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC);
+        print_image (b.image);
+        corral_image_free (b.image);
+        return 0;
+}
+
+static int
+cmd_verify (const char *name)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralImage) image = corral_image_lookup (name, &error);
+
+        if (image == NULL) {
+                fprintf (stderr, "corralctl: %s\n", error->message);
+                return 1;
+        }
+        fprintf (stderr, "image '%s' verified (manifest sha256 %s):\n", name,
+                 image->manifest_sha256);
+        print_image (image);
+        return 0;
+}
+
+static int
+cmd_ls (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) list = corral_image_list (&error);
+        g_autofree char *cache = corral_image_cache_dir ();
+
+        if (list == NULL) {
+                fprintf (stderr, "corralctl: %s\n", error->message);
+                return 1;
+        }
+        if (list->len == 0) {
+                fprintf (stderr, "no images in %s; run `corralctl image build minimal`\n", cache);
+                return 0;
+        }
+        printf ("%-12s %-20s %9s %-8s %s\n", "NAME", "BUILT", "SIZE", "VERIFIED", "DIRECTORY");
+        for (guint i = 0; i < list->len; i++) {
+                CorralImageInfo *info = g_ptr_array_index (list, i);
+                g_autoptr (GDateTime) dt = g_date_time_new_from_unix_local (info->built);
+                g_autofree char *when = dt ? g_date_time_format (dt, "%Y-%m-%d %H:%M") : NULL;
+                g_autofree char *size = g_format_size (info->size);
+
+                printf ("%-12s %-20s %9s %-8s %s\n", info->name, when ? when : "?", size,
+                        info->verified ? "yes" : "NO", info->dir);
+                if (!info->verified && info->problem)
+                        printf ("    %s\n", info->problem);
+        }
+        return 0;
+}
+
+int
+corralctl_image_main (int argc, char **argv)
+{
+        const char *sub = argc > 1 ? argv[1] : NULL;
+        const char *agent = NULL;
+        const char *name = NULL;
+
+        if (sub == NULL || strcmp (sub, "-h") == 0 || strcmp (sub, "--help") == 0 ||
+            strcmp (sub, "help") == 0) {
+                fputs (usage_text, sub ? stdout : stderr);
+                return sub ? 0 : 2;
+        }
+        for (int i = 2; i < argc; i++) {
+                if (strcmp (argv[i], "--agent") == 0 && i + 1 < argc)
+                        agent = argv[++i];
+                else if (g_str_has_prefix (argv[i], "--agent="))
+                        agent = argv[i] + strlen ("--agent=");
+                else if (argv[i][0] != '-' && name == NULL)
+                        name = argv[i];
+                else {
+                        fprintf (stderr, "corralctl image %s: unexpected argument '%s'\n%s", sub,
+                                 argv[i], usage_text);
+                        return 2;
+                }
+        }
+        if (strcmp (sub, "ls") == 0 || strcmp (sub, "list") == 0) {
+                if (name != NULL) {
+                        fprintf (stderr, "corralctl image ls takes no name\n");
+                        return 2;
+                }
+                return cmd_ls ();
+        }
+        if (strcmp (sub, "build") != 0 && strcmp (sub, "verify") != 0) {
+                fprintf (stderr, "corralctl image: unknown command '%s'\n%s", sub, usage_text);
+                return 2;
+        }
+        if (name == NULL) {
+                fprintf (stderr, "corralctl image %s: which image? (minimal or standard)\n", sub);
+                return 2;
+        }
+        if (!corral_image_name_is_valid (name)) {
+                fprintf (stderr, "corralctl image %s: invalid image name '%s'\n", sub, name);
+                return 2;
+        }
+        if (strcmp (sub, "build") == 0)
+                return cmd_build (name, agent);
+        if (agent != NULL) {
+                fprintf (stderr, "corralctl image verify takes no --agent\n");
+                return 2;
+        }
+        return cmd_verify (name);
+}

@@ -1,0 +1,89 @@
+/* corral-image.h — the guest image store: find, verify and build guest images.
+ *
+ * Images live in ${XDG_CACHE_HOME:-$HOME/.cache}/corral/images/NAME-HASH/, each with a
+ * manifest.json listing the sha256 of every artifact (see guest-image/minimal/README.md). An
+ * image is only handed out after every artifact was re-hashed against its manifest.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define CORRAL_IMAGE_ERROR (corral_image_error_quark ())
+
+typedef enum {
+        CORRAL_IMAGE_ERROR_NOT_BUILT, /* no built image of that name: run `corralctl image build` */
+        CORRAL_IMAGE_ERROR_TAMPERED, /* an artifact is missing or its sha256 differs */
+        CORRAL_IMAGE_ERROR_INVALID, /* bad name, or a malformed / oversized manifest */
+        CORRAL_IMAGE_ERROR_BUILD, /* the builder failed (message ends with its last lines) */
+} CorralImageError;
+
+GQuark corral_image_error_quark (void);
+
+/* Largest manifest.json accepted. */
+#define CORRAL_IMAGE_MANIFEST_MAX (256 * 1024)
+
+typedef struct {
+        char *name; /* "minimal", "standard" */
+        char *dir; /* absolute image directory */
+        char *kernel; /* absolute path */
+        char *initrd; /* absolute path */
+        char *disk; /* qcow2 base image (absolute) or NULL; never write it: overlay */
+        char *cmdline; /* kernel command line to boot with */
+        char *manifest_sha256; /* sha256 of manifest.json as verified */
+} CorralImage;
+
+void corral_image_free (CorralImage *image);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralImage, corral_image_free)
+
+/* ${XDG_CACHE_HOME:-$HOME/.cache}/corral/images (read from the environment on every call). */
+char *corral_image_cache_dir (void);
+
+/* TRUE for a valid image name: 1-64 of [a-z0-9_-], starting with a letter or digit. */
+gboolean corral_image_name_is_valid (const char *name);
+
+/* The newest built image NAME, verified against its manifest. */
+CorralImage *corral_image_lookup (const char *name, GError **error);
+
+/* Load and verify the image in DIR (its manifest must say it is NAME; NAME may be NULL). */
+CorralImage *corral_image_load_dir (const char *name, const char *dir, GError **error);
+
+/* Path of the builder script for NAME: $CORRAL_SOURCE_DIR (else the compile-time source
+ * directory)/guest-image/NAME/build-NAME. NULL with NOT_BUILT-free INVALID error when none. */
+char *corral_image_find_builder (const char *name, GError **error);
+
+/* FRACTION in [0, 1] (or < 0 when unknown), TEXT the builder's step line without "[k/n] ". */
+typedef void (*CorralImageProgressFunc) (double fraction, const char *text, gpointer user_data);
+
+/* Run the builder of NAME (it reuses a cached image when nothing changed). AGENT_PATH is the
+ * corral-agent binary to put in the image (NULL: $CORRAL_AGENT_PATH). PROGRESS is called in the
+ * calling thread's main context for every "[k/n] ..." line. Cancelling kills the builder. */
+void corral_image_build_async (const char *name,
+                               const char *agent_path,
+                               CorralImageProgressFunc progress,
+                               gpointer progress_data,
+                               GCancellable *cancellable,
+                               GAsyncReadyCallback callback,
+                               gpointer user_data);
+CorralImage *corral_image_build_finish (GAsyncResult *result, GError **error);
+
+typedef struct {
+        char *name;
+        char *dir;
+        guint64 size; /* bytes on disk */
+        gint64 built; /* unix time */
+        gboolean verified;
+        char *problem; /* why it did not verify, or NULL */
+} CorralImageInfo;
+
+void corral_image_info_free (CorralImageInfo *info);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralImageInfo, corral_image_info_free)
+
+/* Every image in the cache (CorralImageInfo *), sorted by name then newest first; each one is
+ * verified (which reads every artifact). An empty array when there is no cache yet. */
+GPtrArray *corral_image_list (GError **error);
+
+G_END_DECLS
