@@ -1,7 +1,8 @@
 /* corralctl — command-line access to a Corral sandbox.
  *
- * For now only --local: the guest agent runs on this machine, as the calling user, with no VM
- * and no isolation (for development and tests). Real VMs come later.
+ * exec, shell and info talk to the guest agent of a VM (corralctl exec VM -- CMD), or with
+ * --local to an agent started on this machine as the calling user, with no VM and no isolation
+ * (for development and tests). vm and image manage VMs and guest images.
  *
  * Exit status: the command's, 128 + N for a command killed by signal N, 124 when --timeout
  * killed it, 125 for corralctl's own failures.
@@ -9,6 +10,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vmm.h"
+#include "corralctl-image.h"
+#include "corralctl-vm.h"
 
 #include <errno.h>
 #include <glib-unix.h>
@@ -27,6 +30,8 @@
 
 typedef struct {
         GMainLoop *loop;
+        CorralVmManager *manager; /* when talking to a VM */
+        const char *vm_name;
         CorralAgentClient *client;
         CorralProcess *proc;
         GPid agent_pid;
@@ -70,6 +75,10 @@ static const GOptionEntry exec_entries[] = {
           N_ ("-- COMMAND [ARG…]") },
         { NULL }
 };
+
+static const GOptionEntry info_entries[] = { { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY,
+                                               &opt_command, NULL, N_ ("[VM]") },
+                                             { NULL } };
 
 static const GOptionEntry shell_entries[] = { { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY,
                                                 &opt_command, NULL, N_ ("[-- COMMAND [ARG…]]") },
@@ -121,6 +130,17 @@ connected_cb (GObject *source, GAsyncResult *result, gpointer user_data)
         wait->done = TRUE;
 }
 
+static gboolean start_local (Ctl *ctl, GError **error);
+
+/* The agent of ctl->vm_name, or a local one with --local. */
+static gboolean
+start_agent (Ctl *ctl, GError **error)
+{
+        if (opt_local)
+                return start_local (ctl, error);
+        return corralctl_vm_connect (ctl->vm_name, &ctl->manager, &ctl->client, error);
+}
+
 static gboolean
 start_local (Ctl *ctl, GError **error)
 {
@@ -149,6 +169,7 @@ stop_local (Ctl *ctl)
                 corral_agent_client_close (ctl->client);
         g_clear_object (&ctl->proc);
         g_clear_object (&ctl->client);
+        g_clear_object (&ctl->manager);
         if (ctl->agent_pid <= 0)
                 return;
         /* The agent exits on EOF; give it a moment to clean up, then insist. */
@@ -390,7 +411,7 @@ cmd_exec (Ctl *ctl, GError **error)
 {
         g_autoptr (CorralExecSpec) spec = exec_spec (error);
 
-        if (!spec || !start_local (ctl, error))
+        if (!spec || !start_agent (ctl, error))
                 return EXIT_FAILURE_CTL;
         return run_process (ctl, spec, opt_stdin, FALSE);
 }
@@ -418,7 +439,7 @@ cmd_shell (Ctl *ctl, GError **error)
         guint rows, cols;
         int status;
 
-        if (!start_local (ctl, error))
+        if (!start_agent (ctl, error))
                 return EXIT_FAILURE_CTL;
         spec = corral_exec_spec_new_argv (
                 opt_command && opt_command[0] ? (const char *const *) opt_command : argv);
@@ -453,14 +474,17 @@ cmd_info (Ctl *ctl, GError **error)
         g_autofree char *text = NULL;
         const char *version, *boot_id;
 
-        if (!start_local (ctl, error))
+        if (!start_agent (ctl, error))
                 return EXIT_FAILURE_CTL;
         corral_agent_client_info_async (ctl->client, NULL, info_cb, &info);
         while (!info)
                 g_main_context_iteration (NULL, TRUE);
         if (cJSON_IsNull (info))
                 return EXIT_FAILURE_CTL;
-        g_print (_ ("Transport: local (no isolation)\n"));
+        if (opt_local)
+                g_print (_ ("Transport: local (no isolation)\n"));
+        else
+                g_print (_ ("VM: %s\n"), ctl->vm_name);
         version = corral_agent_client_get_agent_version (ctl->client);
         boot_id = corral_agent_client_get_boot_id (ctl->client);
         g_print (_ ("Agent version: %s\n"), version ? version : _ ("unknown"));
@@ -481,15 +505,18 @@ static const struct {
 } commands[] = {
         { "exec", N_ ("Run a command and stream its output"), exec_entries, cmd_exec },
         { "shell", N_ ("Open an interactive shell on a terminal"), shell_entries, cmd_shell },
-        { "info", N_ ("Show information about the agent and its machine"), NULL, cmd_info },
+        { "info", N_ ("Show information about the agent and its machine"), info_entries, cmd_info },
 };
 
 static void
 usage (FILE *out)
 {
-        fprintf (out, _ ("Usage: corralctl COMMAND --local [OPTION…]\n\nCommands:\n"));
+        fprintf (out, _ ("Usage: corralctl exec|shell|info VM|--local [OPTION…] [-- COMMAND…]\n"
+                         "       corralctl vm|image SUBCOMMAND…\n\nCommands:\n"));
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
                 fprintf (out, "  %-8s %s\n", commands[i].name, _ (commands[i].summary));
+        fprintf (out, "  %-8s %s\n", "vm", _ ("Create, start, stop, pause, save and remove VMs"));
+        fprintf (out, "  %-8s %s\n", "image", _ ("Build, verify and list guest images"));
         fprintf (out,
                  _ ("\n--local runs corral-agent on this machine as you: there is NO sandbox.\n"
                     "Use “corralctl COMMAND --help” for the options of a command,\n"
@@ -524,8 +551,13 @@ run_command (int i, int argc, char **argv)
                 return EXIT_FAILURE_CTL;
         }
         if (!opt_local) {
-                fail (_ ("only --local is supported so far (VMs come later)"));
-                return EXIT_FAILURE_CTL;
+                /* corralctl exec VM -- CMD: the VM is the first argument. */
+                if (!opt_command || !opt_command[0]) {
+                        fail (_ ("name a VM (see “corralctl vm ls”), or use --local"));
+                        return EXIT_FAILURE_CTL;
+                }
+                ctl.vm_name = opt_command[0];
+                opt_command++;
         }
         if (opt_verbose)
                 g_setenv ("G_MESSAGES_DEBUG", "corral-vmm", TRUE);
@@ -548,6 +580,10 @@ main (int argc, char **argv)
                 g_print ("corralctl %s\n", CORRAL_VERSION);
                 return EXIT_SUCCESS;
         }
+        if (g_str_equal (argv[1], "image"))
+                return corralctl_image_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "vm"))
+                return corralctl_vm_main (argc - 1, argv + 1);
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
                 if (g_str_equal (argv[1], commands[i].name))
                         return run_command ((int) i, argc - 1, argv + 1);

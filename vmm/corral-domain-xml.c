@@ -1,0 +1,429 @@
+/* corral-domain-xml.c — the domain XML builder and its metadata reader.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-domain-xml.h"
+
+#include <gio/gio.h>
+#include <string.h>
+
+/* A tiny escaping writer: elements, attributes and text, never raw strings. ---------------- */
+
+typedef struct {
+        GString *out;
+        guint depth;
+} XmlWriter;
+
+static void
+xml_indent (XmlWriter *w)
+{
+        for (guint i = 0; i < w->depth; i++)
+                g_string_append (w->out, "  ");
+}
+
+static void
+xml_attrs (XmlWriter *w, va_list ap)
+{
+        const char *key;
+
+        while ((key = va_arg (ap, const char *))) {
+                const char *value = va_arg (ap, const char *);
+                g_autofree char *esc = g_markup_escape_text (value, -1);
+
+                g_string_append_printf (w->out, " %s='%s'", key, esc);
+        }
+}
+
+/* Attributes: key, value pairs, then NULL. */
+G_GNUC_NULL_TERMINATED static void
+xml_open (XmlWriter *w, const char *element, ...)
+{
+        va_list ap;
+
+        xml_indent (w);
+        g_string_append_printf (w->out, "<%s", element);
+        va_start (ap, element);
+        xml_attrs (w, ap);
+        va_end (ap);
+        g_string_append (w->out, ">\n");
+        w->depth++;
+}
+
+G_GNUC_NULL_TERMINATED static void
+xml_empty (XmlWriter *w, const char *element, ...)
+{
+        va_list ap;
+
+        xml_indent (w);
+        g_string_append_printf (w->out, "<%s", element);
+        va_start (ap, element);
+        xml_attrs (w, ap);
+        va_end (ap);
+        g_string_append (w->out, "/>\n");
+}
+
+/* An element with attributes (key, value pairs, then NULL) and text content. */
+G_GNUC_NULL_TERMINATED static void
+xml_text_attrs (XmlWriter *w, const char *element, const char *text, ...)
+{
+        g_autofree char *esc = g_markup_escape_text (text, -1);
+        va_list ap;
+
+        xml_indent (w);
+        g_string_append_printf (w->out, "<%s", element);
+        va_start (ap, text);
+        xml_attrs (w, ap);
+        va_end (ap);
+        g_string_append_printf (w->out, ">%s</%s>\n", esc, element);
+}
+
+static void
+xml_text (XmlWriter *w, const char *element, const char *text)
+{
+        xml_text_attrs (w, element, text, NULL);
+}
+
+static void
+xml_close (XmlWriter *w, const char *element)
+{
+        w->depth--;
+        xml_indent (w);
+        g_string_append_printf (w->out, "</%s>\n", element);
+}
+
+/* Names and values ---------------------------------------------------------------------------- */
+
+const char *
+corral_accel_to_string (CorralAccel accel)
+{
+        return accel == CORRAL_ACCEL_KVM ? "kvm" : "tcg";
+}
+
+gboolean
+corral_accel_from_string (const char *str, CorralAccel *ret_accel)
+{
+        if (g_strcmp0 (str, "kvm") == 0)
+                *ret_accel = CORRAL_ACCEL_KVM;
+        else if (g_strcmp0 (str, "tcg") == 0)
+                *ret_accel = CORRAL_ACCEL_TCG;
+        else
+                return FALSE;
+        return TRUE;
+}
+
+const char *
+corral_transport_to_string (CorralTransport transport)
+{
+        return transport == CORRAL_TRANSPORT_VSOCK ? "vsock" : "virtio-serial";
+}
+
+gboolean
+corral_transport_from_string (const char *str, CorralTransport *ret_transport)
+{
+        if (g_strcmp0 (str, "vsock") == 0)
+                *ret_transport = CORRAL_TRANSPORT_VSOCK;
+        else if (g_strcmp0 (str, "virtio-serial") == 0)
+                *ret_transport = CORRAL_TRANSPORT_VIRTIO_SERIAL;
+        else
+                return FALSE;
+        return TRUE;
+}
+
+gboolean
+corral_domain_name_is_valid (const char *name)
+{
+        gsize len;
+
+        if (!name)
+                return FALSE;
+        len = strlen (name);
+        if (len == 0 || len > CORRAL_NAME_MAX || name[0] == '.' || name[0] == '-')
+                return FALSE;
+        for (const char *p = name; *p; p++)
+                if (!g_ascii_isalnum (*p) && *p != '_' && *p != '.' && *p != '-')
+                        return FALSE;
+        return TRUE;
+}
+
+gboolean
+corral_domain_path_is_valid (const char *path)
+{
+        if (!path || path[0] != '/' || strlen (path) > 4096)
+                return FALSE;
+        if (!g_utf8_validate (path, -1, NULL))
+                return FALSE;
+        for (const guchar *p = (const guchar *) path; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        return FALSE;
+        return TRUE;
+}
+
+static gboolean
+text_is_valid (const char *text)
+{
+        if (!text || !g_utf8_validate (text, -1, NULL) || strlen (text) > 4096)
+                return FALSE;
+        for (const guchar *p = (const guchar *) text; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        return FALSE;
+        return TRUE;
+}
+
+static gboolean
+token_is_valid (const char *token, gsize max)
+{
+        gsize len = token ? strlen (token) : 0;
+
+        if (len == 0 || len > max)
+                return FALSE;
+        for (const char *p = token; *p; p++)
+                if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_' && *p != '.')
+                        return FALSE;
+        return TRUE;
+}
+
+static gboolean
+refuse (GError **error, const char *what, const char *why)
+{
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "domain config: %s %s", what,
+                     why);
+        return FALSE;
+}
+
+static gboolean
+check_path (const char *path, const char *what, gboolean optional, GError **error)
+{
+        if (!path && optional)
+                return TRUE;
+        if (!corral_domain_path_is_valid (path))
+                return refuse (error, what, "must be an absolute path without control characters");
+        return TRUE;
+}
+
+static gboolean
+check_config (const CorralDomainConfig *c, GError **error)
+{
+        if (!corral_domain_name_is_valid (c->name))
+                return refuse (error, "name", "must be 1-64 characters from [A-Za-z0-9_.-]");
+        if (!c->uuid || !g_uuid_string_is_valid (c->uuid))
+                return refuse (error, "uuid", "is not a valid UUID");
+        if (c->memory_mib < 64 || c->memory_mib > 1024 * 1024)
+                return refuse (error, "memory", "must be between 64 MiB and 1 TiB");
+        if (c->vcpus < 1 || c->vcpus > 256)
+                return refuse (error, "vcpus", "must be between 1 and 256");
+        if (!text_is_valid (c->cmdline))
+                return refuse (error, "kernel command line", "contains control characters");
+        if (!token_is_valid (c->image_name, 64))
+                return refuse (error, "image name", "must be 1-64 characters from [A-Za-z0-9_.-]");
+        if (c->manifest_sha256 && !token_is_valid (c->manifest_sha256, 128))
+                return refuse (error, "manifest sha256", "is not a hex digest");
+        if (!check_path (c->kernel, "kernel", FALSE, error) ||
+            !check_path (c->initrd, "initrd", FALSE, error) ||
+            !check_path (c->disk, "disk", TRUE, error) ||
+            !check_path (c->console_log, "console log", FALSE, error) ||
+            !check_path (c->vm_dir, "VM folder", FALSE, error) ||
+            !check_path (c->vnc_socket, "VNC socket", TRUE, error))
+                return FALSE;
+        if (c->transport == CORRAL_TRANSPORT_VIRTIO_SERIAL &&
+            !check_path (c->agent_socket, "agent socket", FALSE, error))
+                return FALSE;
+        if ((c->agent_socket && strlen (c->agent_socket) > CORRAL_SOCKET_PATH_MAX) ||
+            (c->vnc_socket && strlen (c->vnc_socket) > CORRAL_SOCKET_PATH_MAX))
+                return refuse (error, "socket path", "is longer than a unix socket allows");
+        return TRUE;
+}
+
+/* The domain ------------------------------------------------------------------------------------ */
+
+static void
+write_metadata (XmlWriter *w, const CorralDomainConfig *c)
+{
+        xml_open (w, "metadata", NULL);
+        xml_open (w, CORRAL_METADATA_PREFIX ":vm", "xmlns:" CORRAL_METADATA_PREFIX,
+                  CORRAL_METADATA_NS, NULL);
+        if (c->manifest_sha256)
+                xml_empty (w, CORRAL_METADATA_PREFIX ":image", "name", c->image_name,
+                           "manifest-sha256", c->manifest_sha256, NULL);
+        else
+                xml_empty (w, CORRAL_METADATA_PREFIX ":image", "name", c->image_name, NULL);
+        xml_empty (w, CORRAL_METADATA_PREFIX ":transport", "type",
+                   corral_transport_to_string (c->transport), NULL);
+        xml_empty (w, CORRAL_METADATA_PREFIX ":accel", "type", corral_accel_to_string (c->accel),
+                   NULL);
+        xml_empty (w, CORRAL_METADATA_PREFIX ":dir", "path", c->vm_dir, NULL);
+        if (c->agent_socket)
+                xml_empty (w, CORRAL_METADATA_PREFIX ":agent-socket", "path", c->agent_socket,
+                           NULL);
+        xml_empty (w, CORRAL_METADATA_PREFIX ":console-log", "path", c->console_log, NULL);
+        xml_close (w, CORRAL_METADATA_PREFIX ":vm");
+        xml_close (w, "metadata");
+}
+
+static void
+write_os (XmlWriter *w, const CorralDomainConfig *c)
+{
+        xml_open (w, "os", NULL);
+        xml_text_attrs (w, "type", "hvm", "arch", "x86_64", "machine", "q35", NULL);
+        xml_text (w, "kernel", c->kernel);
+        xml_text (w, "initrd", c->initrd);
+        xml_text (w, "cmdline", c->cmdline);
+        xml_close (w, "os");
+}
+
+static void
+write_devices (XmlWriter *w, const CorralDomainConfig *c)
+{
+        xml_open (w, "devices", NULL);
+        if (c->disk) {
+                xml_open (w, "disk", "type", "file", "device", "disk", NULL);
+                xml_empty (w, "driver", "name", "qemu", "type", "qcow2", "discard", "unmap", NULL);
+                xml_empty (w, "source", "file", c->disk, NULL);
+                xml_empty (w, "target", "dev", "vda", "bus", "virtio", NULL);
+                xml_close (w, "disk");
+        }
+        /* The serial console goes straight to a file: the tail is the crash report. */
+        xml_open (w, "serial", "type", "file", NULL);
+        xml_empty (w, "source", "path", c->console_log, "append", "on", NULL);
+        xml_empty (w, "target", "port", "0", NULL);
+        xml_close (w, "serial");
+        if (c->transport == CORRAL_TRANSPORT_VIRTIO_SERIAL) {
+                xml_open (w, "channel", "type", "unix", NULL);
+                xml_empty (w, "source", "mode", "bind", "path", c->agent_socket, NULL);
+                xml_empty (w, "target", "type", "virtio", "name", CORRAL_AGENT_PORT_NAME, NULL);
+                xml_close (w, "channel");
+        } else {
+                xml_open (w, "vsock", "model", "virtio", NULL);
+                xml_empty (w, "cid", "auto", "yes", NULL);
+                xml_close (w, "vsock");
+        }
+        if (c->vnc_socket) {
+                xml_empty (w, "graphics", "type", "vnc", "socket", c->vnc_socket, NULL);
+                xml_open (w, "video", NULL);
+                xml_empty (w, "model", "type", "virtio", "heads", "1", NULL);
+                xml_close (w, "video");
+        }
+        xml_empty (w, "controller", "type", "usb", "model", "none", NULL);
+        xml_empty (w, "memballoon", "model", "none", NULL);
+        xml_open (w, "rng", "model", "virtio", NULL);
+        xml_text_attrs (w, "backend", "/dev/urandom", "model", "random", NULL);
+        xml_close (w, "rng");
+        xml_close (w, "devices");
+}
+
+char *
+corral_domain_xml_build (const CorralDomainConfig *c, GError **error)
+{
+        XmlWriter w = { g_string_new (NULL), 0 };
+        g_autofree char *memory = NULL;
+        g_autofree char *vcpus = NULL;
+
+        g_return_val_if_fail (c != NULL, NULL);
+
+        if (!check_config (c, error)) {
+                g_string_free (w.out, TRUE);
+                return NULL;
+        }
+        memory = g_strdup_printf ("%u", c->memory_mib);
+        vcpus = g_strdup_printf ("%u", c->vcpus);
+        xml_open (&w, "domain", "type", c->accel == CORRAL_ACCEL_KVM ? "kvm" : "qemu", NULL);
+        xml_text (&w, "name", c->name);
+        xml_text (&w, "uuid", c->uuid);
+        write_metadata (&w, c);
+        xml_text_attrs (&w, "memory", memory, "unit", "MiB", NULL);
+        xml_text (&w, "vcpu", vcpus);
+        write_os (&w, c);
+        xml_open (&w, "features", NULL);
+        xml_empty (&w, "acpi", NULL);
+        xml_close (&w, "features");
+        if (c->accel == CORRAL_ACCEL_KVM)
+                xml_empty (&w, "cpu", "mode", "host-passthrough", NULL);
+        xml_text (&w, "on_poweroff", "destroy");
+        xml_text (&w, "on_reboot", "destroy");
+        xml_text (&w, "on_crash", "destroy");
+        write_devices (&w, c);
+        xml_close (&w, "domain");
+        return g_string_free (w.out, FALSE);
+}
+
+/* Reading the metadata back ------------------------------------------------------------------ */
+
+void
+corral_domain_metadata_free (CorralDomainMetadata *meta)
+{
+        if (!meta)
+                return;
+        g_free (meta->image_name);
+        g_free (meta->manifest_sha256);
+        g_free (meta->transport);
+        g_free (meta->accel);
+        g_free (meta->agent_socket);
+        g_free (meta->console_log);
+        g_free (meta->vm_dir);
+        g_free (meta);
+}
+
+static const char *
+find_attr (const char **names, const char **values, const char *wanted)
+{
+        for (gsize i = 0; names[i]; i++)
+                if (strcmp (names[i], wanted) == 0)
+                        return values[i];
+        return NULL;
+}
+
+static void
+set_once (char **field, const char *value)
+{
+        if (value && !*field)
+                *field = g_strdup (value);
+}
+
+static void
+meta_start (GMarkupParseContext *context,
+            const char *element,
+            const char **names,
+            const char **values,
+            gpointer user_data,
+            GError **error)
+{
+        CorralDomainMetadata *meta = user_data;
+        const char *colon = strchr (element, ':');
+        const char *local = colon ? colon + 1 : element;
+        const char *path = find_attr (names, values, "path");
+
+        if (strcmp (local, "image") == 0) {
+                set_once (&meta->image_name, find_attr (names, values, "name"));
+                set_once (&meta->manifest_sha256, find_attr (names, values, "manifest-sha256"));
+        } else if (strcmp (local, "transport") == 0) {
+                set_once (&meta->transport, find_attr (names, values, "type"));
+        } else if (strcmp (local, "accel") == 0) {
+                set_once (&meta->accel, find_attr (names, values, "type"));
+        } else if (strcmp (local, "dir") == 0 && corral_domain_path_is_valid (path)) {
+                set_once (&meta->vm_dir, path);
+        } else if (strcmp (local, "agent-socket") == 0 && corral_domain_path_is_valid (path)) {
+                set_once (&meta->agent_socket, path);
+        } else if (strcmp (local, "console-log") == 0 && corral_domain_path_is_valid (path)) {
+                set_once (&meta->console_log, path);
+        }
+}
+
+CorralDomainMetadata *
+corral_domain_metadata_parse (const char *xml, GError **error)
+{
+        static const GMarkupParser parser = { meta_start, NULL, NULL, NULL, NULL };
+        g_autoptr (CorralDomainMetadata) meta = g_new0 (CorralDomainMetadata, 1);
+        g_autoptr (GMarkupParseContext) ctx = NULL;
+
+        g_return_val_if_fail (xml != NULL, NULL);
+
+        if (strlen (xml) > 64 * 1024) {
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                     "domain metadata is too large");
+                return NULL;
+        }
+        ctx = g_markup_parse_context_new (&parser, 0, meta, NULL);
+        if (!g_markup_parse_context_parse (ctx, xml, -1, error) ||
+            !g_markup_parse_context_end_parse (ctx, error))
+                return NULL;
+        return g_steal_pointer (&meta);
+}

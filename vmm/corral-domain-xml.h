@@ -1,0 +1,82 @@
+/* corral-domain-xml.h — libvirt domain XML for a Corral VM, from a structured config.
+ *
+ * Every text and attribute value goes through g_markup_escape_text(); on top of that, values
+ * that have no business containing markup are validated and refused (never sanitised): names
+ * are [A-Za-z0-9_.-]{1,64}, paths are absolute and free of control characters.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define CORRAL_DOMAIN_PREFIX "corral-"
+#define CORRAL_AGENT_PORT_NAME "org.corral.agent.0"
+#define CORRAL_METADATA_NS "https://corral.dev/xmlns/libvirt/vm/1"
+#define CORRAL_METADATA_PREFIX "corral"
+#define CORRAL_NAME_MAX 64
+/* sun_path is 108 bytes including the NUL. */
+#define CORRAL_SOCKET_PATH_MAX 107
+
+typedef enum {
+        CORRAL_ACCEL_TCG,
+        CORRAL_ACCEL_KVM,
+} CorralAccel;
+
+typedef enum {
+        CORRAL_TRANSPORT_VIRTIO_SERIAL,
+        CORRAL_TRANSPORT_VSOCK,
+} CorralTransport;
+
+typedef struct {
+        const char *name; /* domain name, e.g. "corral-work" */
+        const char *uuid; /* canonical 36-character form */
+        guint memory_mib;
+        guint vcpus;
+        CorralAccel accel;
+        const char *kernel;
+        const char *initrd;
+        const char *cmdline;
+        const char *disk; /* nullable: qcow2 overlay, virtio-blk */
+        CorralTransport transport;
+        const char *agent_socket; /* virtio-serial only: the channel's unix socket */
+        const char *console_log;
+        const char *vnc_socket; /* nullable: VNC on a unix socket + a video device */
+        /* metadata, read back on re-attach */
+        const char *image_name;
+        const char *manifest_sha256; /* nullable */
+        const char *vm_dir;
+} CorralDomainConfig;
+
+const char *corral_accel_to_string (CorralAccel accel);
+gboolean corral_accel_from_string (const char *str, CorralAccel *ret_accel);
+const char *corral_transport_to_string (CorralTransport transport);
+gboolean corral_transport_from_string (const char *str, CorralTransport *ret_transport);
+
+gboolean corral_domain_name_is_valid (const char *name);
+/* Absolute, no control characters, no "/../" games are needed since nothing is resolved. */
+gboolean corral_domain_path_is_valid (const char *path);
+
+/* Returns: (transfer full) the domain XML, or NULL with G_IO_ERROR_INVALID_ARGUMENT. */
+char *corral_domain_xml_build (const CorralDomainConfig *config, GError **error);
+
+/* What corral_domain_xml_build() writes into <metadata>, parsed back from the element that
+ * virDomainGetMetadata() returns. Fields are (transfer full), NULL when absent. */
+typedef struct {
+        char *image_name;
+        char *manifest_sha256;
+        char *transport;
+        char *accel;
+        char *agent_socket;
+        char *console_log;
+        char *vm_dir;
+} CorralDomainMetadata;
+
+void corral_domain_metadata_free (CorralDomainMetadata *meta);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralDomainMetadata, corral_domain_metadata_free)
+
+CorralDomainMetadata *corral_domain_metadata_parse (const char *xml, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,982 @@
+/* corral-vm-manager.c — libvirt domains for Corral VMs (see the header).
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-vm-manager.h"
+
+#include "corral-glib-compat.h"
+#include "corral-process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define DEFAULT_CMDLINE "console=ttyS0 quiet panic=-1"
+#define CONSOLE_TAIL 2048
+#define CONNECT_RETRY_MS 200
+
+struct _CorralVmManager {
+        GObject parent_instance;
+        virConnectPtr conn;
+        CorralHostSelection *sel;
+};
+
+G_DEFINE_FINAL_TYPE (CorralVmManager, corral_vm_manager, G_TYPE_OBJECT)
+G_DEFINE_QUARK (corral - vm - error - quark, corral_vm_error)
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (virDomain, virDomainFree)
+
+static void
+corral_vm_manager_finalize (GObject *object)
+{
+        CorralVmManager *self = CORRAL_VM_MANAGER (object);
+
+        if (self->conn)
+                virConnectClose (self->conn);
+        corral_host_selection_free (self->sel);
+        G_OBJECT_CLASS (corral_vm_manager_parent_class)->finalize (object);
+}
+
+static void
+corral_vm_manager_class_init (CorralVmManagerClass *klass)
+{
+        G_OBJECT_CLASS (klass)->finalize = corral_vm_manager_finalize;
+}
+
+static void
+corral_vm_manager_init (CorralVmManager *self)
+{
+}
+
+const char *
+corral_vm_state_to_string (CorralVmState state)
+{
+        switch (state) {
+        case CORRAL_VM_STATE_SHUTOFF:
+                return "shut off";
+        case CORRAL_VM_STATE_RUNNING:
+                return "running";
+        case CORRAL_VM_STATE_PAUSED:
+                return "paused";
+        case CORRAL_VM_STATE_SAVED:
+                return "saved";
+        case CORRAL_VM_STATE_OTHER:
+        default:
+                return "other";
+        }
+}
+
+void
+corral_vm_info_free (CorralVmInfo *info)
+{
+        if (!info)
+                return;
+        g_free (info->name);
+        g_free (info->domain_name);
+        g_free (info->transport);
+        g_free (info->accel);
+        g_free (info->image_name);
+        g_free (info->agent_socket);
+        g_free (info->console_log);
+        g_free (info->vm_dir);
+        g_free (info);
+}
+
+/* libvirt plumbing ---------------------------------------------------------------------------- */
+
+static void
+ignore_libvirt_error (void *data, virErrorPtr error)
+{
+        /* Errors are reported through GError; libvirt's default handler would print them. */
+}
+
+void
+corral_vm_manager_quiet_libvirt_logs (void)
+{
+        g_setenv ("LIBVIRT_LOG_OUTPUTS", "1:file:/dev/null", FALSE);
+}
+
+/* The embedded driver needs an event loop. libvirt's default implementation is GLib's default
+ * main context, which the application iterates anyway (a thread of our own iterating it too
+ * would steal the application's dispatches); QEMU monitors have their own libvirt threads. */
+static gpointer
+libvirt_init_once (gpointer data)
+{
+        virSetErrorFunc (NULL, ignore_libvirt_error);
+        virInitialize ();
+        virEventRegisterDefaultImpl ();
+        return NULL;
+}
+
+static void
+set_libvirt_error (GError **error, CorralVmError code, const char *what)
+{
+        virErrorPtr err = virGetLastError ();
+
+        g_set_error (error, CORRAL_VM_ERROR, code, "%s: %s", what,
+                     err && err->message ? err->message : "unknown libvirt error");
+}
+
+static char *
+domain_name_for (const char *name)
+{
+        return g_strconcat (CORRAL_DOMAIN_PREFIX, name, NULL);
+}
+
+static virDomainPtr
+find_domain (CorralVmManager *self, const char *name, GError **error)
+{
+        g_autofree char *dname = domain_name_for (name);
+        virDomainPtr dom;
+
+        if (!corral_domain_name_is_valid (dname)) {
+                g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
+                             "“%s” is not a valid VM name", name);
+                return NULL;
+        }
+        dom = virDomainLookupByName (self->conn, dname);
+        if (!dom) {
+                virErrorPtr err = virGetLastError ();
+                if (err && err->code == VIR_ERR_NO_DOMAIN)
+                        g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
+                                     "no such VM: “%s” (see “corralctl vm ls”)", name);
+                else
+                        set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "lookup failed");
+        }
+        return dom;
+}
+
+static CorralVmState
+domain_state (virDomainPtr dom)
+{
+        int state = 0, reason = 0;
+
+        if (virDomainGetState (dom, &state, &reason, 0) < 0)
+                return CORRAL_VM_STATE_OTHER;
+        switch (state) {
+        case VIR_DOMAIN_RUNNING:
+                return CORRAL_VM_STATE_RUNNING;
+        case VIR_DOMAIN_PAUSED:
+                return CORRAL_VM_STATE_PAUSED;
+        case VIR_DOMAIN_SHUTOFF:
+                return virDomainHasManagedSaveImage (dom, 0) > 0 ? CORRAL_VM_STATE_SAVED
+                                                                 : CORRAL_VM_STATE_SHUTOFF;
+        default:
+                return CORRAL_VM_STATE_OTHER;
+        }
+}
+
+static CorralVmInfo *
+domain_info (virDomainPtr dom)
+{
+        CorralVmInfo *info = g_new0 (CorralVmInfo, 1);
+        const char *dname = virDomainGetName (dom);
+        g_autofree char *meta_xml =
+                virDomainGetMetadata (dom, VIR_DOMAIN_METADATA_ELEMENT, CORRAL_METADATA_NS, 0);
+        g_autoptr (CorralDomainMetadata) meta = NULL;
+        virDomainInfo vinfo = { 0 };
+
+        info->domain_name = g_strdup (dname);
+        info->name = g_strdup (dname + strlen (CORRAL_DOMAIN_PREFIX));
+        info->state = domain_state (dom);
+        if (virDomainGetInfo (dom, &vinfo) == 0) {
+                info->memory_mib = (guint) (vinfo.maxMem / 1024);
+                info->vcpus = vinfo.nrVirtCpu;
+        }
+        if (meta_xml)
+                meta = corral_domain_metadata_parse (meta_xml, NULL);
+        info->transport = g_strdup (meta && meta->transport ? meta->transport : "?");
+        info->accel = g_strdup (meta && meta->accel ? meta->accel : "?");
+        info->image_name = g_strdup (meta && meta->image_name ? meta->image_name : "?");
+        if (meta) {
+                info->agent_socket = g_steal_pointer (&meta->agent_socket);
+                info->console_log = g_steal_pointer (&meta->console_log);
+                info->vm_dir = g_steal_pointer (&meta->vm_dir);
+        }
+        return info;
+}
+
+char *
+corral_vm_info_read_console_tail (const CorralVmInfo *info, gsize max_bytes)
+{
+        g_autofd int fd = -1;
+        g_autofree char *buf = NULL;
+        off_t size;
+        gssize n;
+
+        if (!info->console_log)
+                return NULL;
+        fd = open (info->console_log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 || (size = lseek (fd, 0, SEEK_END)) < 0)
+                return NULL;
+        if (lseek (fd, size > (off_t) max_bytes ? size - (off_t) max_bytes : 0, SEEK_SET) < 0)
+                return NULL;
+        buf = g_malloc0 (max_bytes + 1);
+        n = read (fd, buf, max_bytes);
+        if (n < 0)
+                return NULL;
+        /* The guest wrote it: keep it printable. */
+        for (gssize i = 0; i < n; i++)
+                if ((guchar) buf[i] < 0x20 && buf[i] != '\n' && buf[i] != '\t')
+                        buf[i] = '?';
+        return g_utf8_make_valid (buf, n);
+}
+
+/* Threads ------------------------------------------------------------------------------------- */
+
+typedef struct {
+        char *name;
+        CorralVmOp op;
+        guint timeout_ms;
+        gboolean agent_poweroff; /* stop: the agent was asked to power off */
+        CorralVmSpec spec; /* create: owned copies */
+        CorralHostSelection *sel;
+} OpData;
+
+static void
+op_data_free (OpData *d)
+{
+        g_free (d->name);
+        g_free ((char *) d->spec.name);
+        g_free ((char *) d->spec.kernel);
+        g_free ((char *) d->spec.initrd);
+        g_free ((char *) d->spec.cmdline);
+        g_free ((char *) d->spec.image_name);
+        g_free ((char *) d->spec.manifest_sha256);
+        g_free ((char *) d->spec.disk);
+        corral_host_selection_free (d->sel);
+        g_free (d);
+}
+
+static GTask *
+op_task (gpointer source, OpData *d, GCancellable *cancellable, GAsyncReadyCallback cb, gpointer ud)
+{
+        GTask *task = g_task_new (source, cancellable, cb, ud);
+
+        g_task_set_task_data (task, d, (GDestroyNotify) op_data_free);
+        return task;
+}
+
+static CorralHostSelection *
+selection_copy (const CorralHostSelection *sel)
+{
+        CorralHostSelection *copy = g_new0 (CorralHostSelection, 1);
+
+        copy->uri = g_strdup (sel->uri);
+        copy->embed_root = g_strdup (sel->embed_root);
+        copy->state_dir = g_strdup (sel->state_dir);
+        copy->accel = sel->accel;
+        copy->transport = sel->transport;
+        return copy;
+}
+
+static void
+open_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+        static GOnce once = G_ONCE_INIT;
+        OpData *d = data;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralVmManager) self = NULL;
+        g_autofree char *vms = NULL;
+
+        if (!d->sel && !(d->sel = corral_host_select_default (&error))) {
+                g_task_return_error (task, g_steal_pointer (&error));
+                return;
+        }
+        if (!corral_host_prepare (d->sel, &error)) {
+                g_task_return_error (task, g_steal_pointer (&error));
+                return;
+        }
+        vms = g_build_filename (d->sel->state_dir, "vms", NULL);
+        g_mkdir_with_parents (vms, 0700);
+        g_once (&once, libvirt_init_once, NULL);
+        self = g_object_new (CORRAL_TYPE_VM_MANAGER, NULL);
+        self->conn = virConnectOpen (d->sel->uri);
+        if (!self->conn) {
+                virErrorPtr err = virGetLastError ();
+                g_task_return_new_error (
+                        task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_UNREACHABLE,
+                        "libvirt is not reachable at %s: %s (is libvirt installed, and for "
+                        "qemu:///system is libvirtd running? CORRAL_LIBVIRT_URI picks another URI)",
+                        d->sel->uri, err && err->message ? err->message : "unknown error");
+                return;
+        }
+        self->sel = g_steal_pointer (&d->sel);
+        g_task_return_pointer (task, g_steal_pointer (&self), g_object_unref);
+}
+
+void
+corral_vm_manager_open_async (const CorralHostSelection *sel,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data)
+{
+        OpData *d = g_new0 (OpData, 1);
+        g_autoptr (GTask) task = NULL;
+
+        d->sel = sel ? selection_copy (sel) : NULL;
+        task = op_task (NULL, d, cancellable, callback, user_data);
+        g_task_set_source_tag (task, corral_vm_manager_open_async);
+        g_task_run_in_thread (task, open_thread);
+}
+
+CorralVmManager *
+corral_vm_manager_open_finish (GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+        return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+const CorralHostSelection *
+corral_vm_manager_get_selection (CorralVmManager *self)
+{
+        g_return_val_if_fail (CORRAL_IS_VM_MANAGER (self), NULL);
+        return self->sel;
+}
+
+/* Create -------------------------------------------------------------------------------------- */
+
+static char *
+build_xml (CorralVmManager *self, const CorralVmSpec *spec, const char *vm_dir, GError **error)
+{
+        g_autofree char *dname = domain_name_for (spec->name);
+        g_autofree char *uuid = g_uuid_string_random ();
+        g_autofree char *sock = g_build_filename (vm_dir, "agent.sock", NULL);
+        g_autofree char *log = g_build_filename (vm_dir, "console.log", NULL);
+        g_autofree char *vnc = g_build_filename (vm_dir, "vnc.sock", NULL);
+        CorralDomainConfig c = {
+                .name = dname,
+                .uuid = uuid,
+                .memory_mib = spec->memory_mib ? spec->memory_mib : 512,
+                .vcpus = spec->vcpus ? spec->vcpus : 2,
+                .accel = self->sel->accel,
+                .kernel = spec->kernel,
+                .initrd = spec->initrd,
+                .cmdline = spec->cmdline ? spec->cmdline : DEFAULT_CMDLINE,
+                .disk = spec->disk,
+                .transport = self->sel->transport,
+                .agent_socket =
+                        self->sel->transport == CORRAL_TRANSPORT_VIRTIO_SERIAL ? sock : NULL,
+                .console_log = log,
+                .vnc_socket = spec->vnc ? vnc : NULL,
+                .image_name = spec->image_name,
+                .manifest_sha256 = spec->manifest_sha256,
+                .vm_dir = vm_dir,
+        };
+
+        return corral_domain_xml_build (&c, error);
+}
+
+static void
+create_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+        CorralVmManager *self = source;
+        OpData *d = data;
+        g_autoptr (GError) error = NULL;
+        g_autofree char *dname = domain_name_for (d->spec.name);
+        g_autofree char *vm_dir =
+                g_build_filename (self->sel->state_dir, "vms", d->spec.name, NULL);
+        g_autofree char *xml = NULL;
+        g_autoptr (virDomain) existing = NULL;
+        g_autoptr (virDomain) dom = NULL;
+
+        if (!corral_domain_name_is_valid (dname) || strchr (d->spec.name, '/')) {
+                g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
+                                         "“%s” is not a valid VM name: use at most %d of "
+                                         "A-Z a-z 0-9 _ . -",
+                                         d->spec.name,
+                                         (int) (CORRAL_NAME_MAX - strlen (CORRAL_DOMAIN_PREFIX)));
+                return;
+        }
+        existing = virDomainLookupByName (self->conn, dname);
+        if (existing) {
+                g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_EXISTS,
+                                         "a VM called “%s” already exists", d->spec.name);
+                return;
+        }
+        if (!(xml = build_xml (self, &d->spec, vm_dir, &error))) {
+                g_task_return_error (task, g_steal_pointer (&error));
+                return;
+        }
+        if (g_mkdir_with_parents (vm_dir, 0700) < 0) {
+                g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
+                                         "cannot create %s: %s", vm_dir, g_strerror (errno));
+                return;
+        }
+        if (!(dom = virDomainDefineXML (self->conn, xml))) {
+                set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "defining the VM failed");
+                g_task_return_error (task, g_steal_pointer (&error));
+                return;
+        }
+        if (virDomainCreate (dom) < 0) {
+                set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "starting the VM failed");
+                virDomainUndefine (dom);
+                g_task_return_error (task, g_steal_pointer (&error));
+                return;
+        }
+        g_task_return_pointer (task, domain_info (dom), (GDestroyNotify) corral_vm_info_free);
+}
+
+void
+corral_vm_manager_create_async (CorralVmManager *self,
+                                const CorralVmSpec *spec,
+                                GCancellable *cancellable,
+                                GAsyncReadyCallback callback,
+                                gpointer user_data)
+{
+        OpData *d = g_new0 (OpData, 1);
+        g_autoptr (GTask) task = NULL;
+
+        g_return_if_fail (CORRAL_IS_VM_MANAGER (self));
+        g_return_if_fail (spec && spec->name && spec->kernel && spec->initrd && spec->image_name);
+
+        d->spec = *spec;
+        d->spec.name = g_strdup (spec->name);
+        d->spec.kernel = g_strdup (spec->kernel);
+        d->spec.initrd = g_strdup (spec->initrd);
+        d->spec.cmdline = g_strdup (spec->cmdline);
+        d->spec.image_name = g_strdup (spec->image_name);
+        d->spec.manifest_sha256 = g_strdup (spec->manifest_sha256);
+        d->spec.disk = g_strdup (spec->disk);
+        task = op_task (self, d, cancellable, callback, user_data);
+        g_task_run_in_thread (task, create_thread);
+}
+
+CorralVmInfo *
+corral_vm_manager_create_finish (CorralVmManager *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+        return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* Lookup and list ----------------------------------------------------------------------------- */
+
+static void
+lookup_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+        OpData *d = data;
+        GError *error = NULL;
+        g_autoptr (virDomain) dom = find_domain (source, d->name, &error);
+
+        if (!dom)
+                g_task_return_error (task, error);
+        else
+                g_task_return_pointer (task, domain_info (dom),
+                                       (GDestroyNotify) corral_vm_info_free);
+}
+
+void
+corral_vm_manager_lookup_async (CorralVmManager *self,
+                                const char *name,
+                                GCancellable *cancellable,
+                                GAsyncReadyCallback callback,
+                                gpointer user_data)
+{
+        OpData *d = g_new0 (OpData, 1);
+        g_autoptr (GTask) task = NULL;
+
+        g_return_if_fail (CORRAL_IS_VM_MANAGER (self) && name);
+        d->name = g_strdup (name);
+        task = op_task (self, d, cancellable, callback, user_data);
+        g_task_run_in_thread (task, lookup_thread);
+}
+
+CorralVmInfo *
+corral_vm_manager_lookup_finish (CorralVmManager *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+        return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static int
+compare_info (gconstpointer a, gconstpointer b)
+{
+        const CorralVmInfo *ia = *(CorralVmInfo *const *) a;
+        const CorralVmInfo *ib = *(CorralVmInfo *const *) b;
+
+        return strcmp (ia->name, ib->name);
+}
+
+static void
+list_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+        CorralVmManager *self = source;
+        virDomainPtr *doms = NULL;
+        g_autoptr (GPtrArray) infos =
+                g_ptr_array_new_with_free_func ((GDestroyNotify) corral_vm_info_free);
+        int n = virConnectListAllDomains (self->conn, &doms, 0);
+        GError *error = NULL;
+
+        if (n < 0) {
+                set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "listing VMs failed");
+                g_task_return_error (task, error);
+                return;
+        }
+        for (int i = 0; i < n; i++) {
+                if (g_str_has_prefix (virDomainGetName (doms[i]), CORRAL_DOMAIN_PREFIX))
+                        g_ptr_array_add (infos, domain_info (doms[i]));
+                virDomainFree (doms[i]);
+        }
+        free (doms);
+        g_ptr_array_sort (infos, compare_info);
+        g_task_return_pointer (task, g_steal_pointer (&infos), (GDestroyNotify) g_ptr_array_unref);
+}
+
+void
+corral_vm_manager_list_async (CorralVmManager *self,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data)
+{
+        g_autoptr (GTask) task = NULL;
+
+        g_return_if_fail (CORRAL_IS_VM_MANAGER (self));
+        task = op_task (self, g_new0 (OpData, 1), cancellable, callback, user_data);
+        g_task_run_in_thread (task, list_thread);
+}
+
+GPtrArray *
+corral_vm_manager_list_finish (CorralVmManager *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+        return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* Lifecycle operations ------------------------------------------------------------------------ */
+
+static gboolean
+need_state (
+        virDomainPtr dom, const char *name, CorralVmState wanted, const char *doing, GError **error)
+{
+        CorralVmState state = domain_state (dom);
+
+        if (state == wanted)
+                return TRUE;
+        g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_INVALID_STATE,
+                     "cannot %s VM “%s”: it is %s", doing, name, corral_vm_state_to_string (state));
+        return FALSE;
+}
+
+static gboolean
+remove_dir (const char *vm_dir, GError **error)
+{
+        g_autoptr (GDir) dir = NULL;
+        const char *entry;
+
+        if (!vm_dir || !g_file_test (vm_dir, G_FILE_TEST_IS_DIR))
+                return TRUE;
+        if (!(dir = g_dir_open (vm_dir, 0, error)))
+                return FALSE;
+        /* The folder is flat (socket, log, overlay); nothing in it is a directory. */
+        while ((entry = g_dir_read_name (dir))) {
+                g_autofree char *path = g_build_filename (vm_dir, entry, NULL);
+                if (unlink (path) < 0 && errno != ENOENT) {
+                        g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
+                                     "cannot remove %s: %s", path, g_strerror (errno));
+                        return FALSE;
+                }
+        }
+        if (rmdir (vm_dir) < 0 && errno != ENOENT) {
+                g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED, "cannot remove %s: %s",
+                             vm_dir, g_strerror (errno));
+                return FALSE;
+        }
+        return TRUE;
+}
+
+static gboolean
+do_remove (virDomainPtr dom, GError **error)
+{
+        g_autoptr (CorralVmInfo) info = domain_info (dom);
+
+        if (virDomainIsActive (dom) == 1 && virDomainDestroy (dom) < 0 &&
+            virDomainIsActive (dom) == 1) {
+                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "destroying the VM failed");
+                return FALSE;
+        }
+        if (virDomainUndefineFlags (dom, VIR_DOMAIN_UNDEFINE_MANAGED_SAVE) < 0) {
+                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "undefining the VM failed");
+                return FALSE;
+        }
+        return remove_dir (info->vm_dir, error);
+}
+
+static gboolean
+do_op (virDomainPtr dom, const char *name, CorralVmOp op, GError **error)
+{
+        int r;
+        const char *what;
+
+        switch (op) {
+        case CORRAL_VM_OP_START:
+                if (virDomainIsActive (dom) == 1) {
+                        g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_INVALID_STATE,
+                                     "VM “%s” is already running", name);
+                        return FALSE;
+                }
+                r = virDomainCreate (dom), what = "starting the VM failed";
+                break;
+        case CORRAL_VM_OP_PAUSE:
+                if (!need_state (dom, name, CORRAL_VM_STATE_RUNNING, "pause", error))
+                        return FALSE;
+                r = virDomainSuspend (dom), what = "pausing the VM failed";
+                break;
+        case CORRAL_VM_OP_RESUME:
+                if (!need_state (dom, name, CORRAL_VM_STATE_PAUSED, "resume", error))
+                        return FALSE;
+                r = virDomainResume (dom), what = "resuming the VM failed";
+                break;
+        case CORRAL_VM_OP_SAVE:
+                if (virDomainIsActive (dom) != 1)
+                        return need_state (dom, name, CORRAL_VM_STATE_RUNNING, "save", error);
+                r = virDomainManagedSave (dom, 0), what = "saving the VM failed";
+                break;
+        case CORRAL_VM_OP_RESTORE:
+                if (!need_state (dom, name, CORRAL_VM_STATE_SAVED, "restore", error))
+                        return FALSE;
+                r = virDomainCreate (dom), what = "restoring the VM failed";
+                break;
+        case CORRAL_VM_OP_DESTROY:
+                if (virDomainIsActive (dom) != 1)
+                        return TRUE;
+                r = virDomainDestroy (dom), what = "destroying the VM failed";
+                /* It may have stopped by itself meanwhile. */
+                if (r < 0 && virDomainIsActive (dom) == 0)
+                        r = 0;
+                break;
+        case CORRAL_VM_OP_REMOVE:
+                return do_remove (dom, error);
+        default:
+                g_return_val_if_reached (FALSE);
+        }
+        if (r < 0)
+                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, what);
+        return r >= 0;
+}
+
+static void
+op_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+        OpData *d = data;
+        GError *error = NULL;
+        g_autoptr (virDomain) dom = find_domain (source, d->name, &error);
+
+        if (dom && do_op (dom, d->name, d->op, &error))
+                g_task_return_boolean (task, TRUE);
+        else
+                g_task_return_error (task, error);
+}
+
+void
+corral_vm_manager_op_async (CorralVmManager *self,
+                            const char *name,
+                            CorralVmOp op,
+                            GCancellable *cancellable,
+                            GAsyncReadyCallback callback,
+                            gpointer user_data)
+{
+        OpData *d = g_new0 (OpData, 1);
+        g_autoptr (GTask) task = NULL;
+
+        g_return_if_fail (CORRAL_IS_VM_MANAGER (self) && name);
+        d->name = g_strdup (name);
+        d->op = op;
+        task = op_task (self, d, cancellable, callback, user_data);
+        g_task_run_in_thread (task, op_thread);
+}
+
+gboolean
+corral_vm_manager_op_finish (CorralVmManager *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+        return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* Stop ---------------------------------------------------------------------------------------- */
+
+static void
+stop_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+        OpData *d = data;
+        GError *error = NULL;
+        g_autoptr (virDomain) dom = find_domain (source, d->name, &error);
+        gint64 deadline = g_get_monotonic_time () + (gint64) d->timeout_ms * 1000;
+
+        if (!dom) {
+                g_task_return_error (task, error);
+                return;
+        }
+        if (virDomainIsActive (dom) != 1) {
+                g_task_return_boolean (task, TRUE);
+                return;
+        }
+        if (!d->agent_poweroff)
+                virDomainShutdown (dom);
+        while (virDomainIsActive (dom) == 1 && g_get_monotonic_time () < deadline &&
+               !g_cancellable_is_cancelled (cancellable))
+                g_usleep (100 * 1000);
+        if (virDomainIsActive (dom) == 1 && virDomainDestroy (dom) < 0 &&
+            virDomainIsActive (dom) == 1) {
+                set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "powering off the VM failed");
+                g_task_return_error (task, error);
+                return;
+        }
+        g_task_return_boolean (task, TRUE);
+}
+
+void
+corral_vm_manager_stop_async (CorralVmManager *self,
+                              const char *name,
+                              CorralAgentClient *client,
+                              guint timeout_ms,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data)
+{
+        OpData *d = g_new0 (OpData, 1);
+        g_autoptr (GTask) task = NULL;
+
+        g_return_if_fail (CORRAL_IS_VM_MANAGER (self) && name);
+        d->name = g_strdup (name);
+        d->timeout_ms = timeout_ms;
+        if (client && corral_agent_client_get_connected (client)) {
+                const char *argv[] = { "poweroff", NULL };
+                g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_argv (argv);
+
+                /* The reply never comes (the connection goes down with the VM). */
+                corral_agent_client_run_async (client, spec, 0, NULL, NULL, NULL);
+                d->agent_poweroff = TRUE;
+        }
+        task = op_task (self, d, cancellable, callback, user_data);
+        g_task_run_in_thread (task, stop_thread);
+}
+
+gboolean
+corral_vm_manager_stop_finish (CorralVmManager *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+        return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* Connecting to the agent --------------------------------------------------------------------- */
+
+typedef struct {
+        CorralAgentClient *client;
+        CorralVmInfo *info;
+        GCancellable *attempt;
+        gulong cancel_id;
+        guint timeout_id;
+        guint retry_id;
+        gboolean timed_out;
+        guint timeout_ms;
+} ConnectData;
+
+static void
+connect_data_free (ConnectData *cd)
+{
+        g_clear_handle_id (&cd->timeout_id, g_source_remove);
+        g_clear_handle_id (&cd->retry_id, g_source_remove);
+        g_clear_object (&cd->client);
+        g_clear_object (&cd->attempt);
+        corral_vm_info_free (cd->info);
+        g_free (cd);
+}
+
+static void connect_attempt (GTask *task);
+
+static void
+connect_finish_error (GTask *task, GError *error)
+{
+        ConnectData *cd = g_task_get_task_data (task);
+
+        g_clear_handle_id (&cd->timeout_id, g_source_remove);
+        if (cd->cancel_id)
+                g_cancellable_disconnect (g_task_get_cancellable (task), cd->cancel_id);
+        cd->cancel_id = 0;
+        if (cd->timed_out) {
+                g_autofree char *tail = corral_vm_info_read_console_tail (cd->info, CONSOLE_TAIL);
+                g_clear_error (&error);
+                error = g_error_new (CORRAL_VM_ERROR, CORRAL_VM_ERROR_TIMEOUT,
+                                     "the agent of VM “%s” did not answer within %u s; "
+                                     "console log %s ends with:\n%s",
+                                     cd->info->name, cd->timeout_ms / 1000,
+                                     cd->info->console_log ? cd->info->console_log : "(none)",
+                                     tail ? tail : "(nothing)");
+        }
+        g_task_return_error (task, error);
+        g_object_unref (task);
+}
+
+static gboolean
+connect_retry_cb (gpointer user_data)
+{
+        GTask *task = user_data;
+        ConnectData *cd = g_task_get_task_data (task);
+
+        cd->retry_id = 0;
+        connect_attempt (task);
+        return G_SOURCE_REMOVE;
+}
+
+static void
+connect_retry (GTask *task, GError *error)
+{
+        ConnectData *cd = g_task_get_task_data (task);
+
+        if (g_cancellable_is_cancelled (cd->attempt)) {
+                connect_finish_error (task,
+                                      error ? error
+                                            : g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                                   "cancelled"));
+                return;
+        }
+        if (error)
+                g_debug ("agent connect attempt failed: %s", error->message);
+        g_clear_error (&error);
+        cd->retry_id = g_timeout_add (CONNECT_RETRY_MS, connect_retry_cb, task);
+}
+
+static void
+connect_fd_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        GTask *task = user_data;
+        ConnectData *cd = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        if (!corral_agent_client_connect_fd_finish (CORRAL_AGENT_CLIENT (source), result, &error)) {
+                connect_retry (task, error);
+                return;
+        }
+        g_clear_handle_id (&cd->timeout_id, g_source_remove);
+        if (cd->cancel_id)
+                g_cancellable_disconnect (g_task_get_cancellable (task), cd->cancel_id);
+        cd->cancel_id = 0;
+        g_task_return_boolean (task, TRUE);
+        g_object_unref (task);
+}
+
+static int
+unix_connect (const char *path)
+{
+        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+        int fd;
+
+        if (strlen (path) >= sizeof addr.sun_path)
+                return -ENAMETOOLONG;
+        strcpy (addr.sun_path, path);
+        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0) {
+                int r = -errno;
+                close (fd);
+                return r;
+        }
+        return fd;
+}
+
+static void
+connect_attempt (GTask *task)
+{
+        ConnectData *cd = g_task_get_task_data (task);
+        int fd = unix_connect (cd->info->agent_socket);
+
+        if (fd == -ENAMETOOLONG) {
+                connect_finish_error (task, g_error_new (CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
+                                                         "socket path too long: %s",
+                                                         cd->info->agent_socket));
+                return;
+        }
+        if (fd < 0) {
+                /* QEMU has not created the socket yet, or is being restarted (restore). */
+                connect_retry (task, g_error_new (G_IO_ERROR, g_io_error_from_errno (-fd),
+                                                  "connect: %s", g_strerror (-fd)));
+                return;
+        }
+        corral_agent_client_connect_fd_async (cd->client, fd, cd->attempt, connect_fd_done, task);
+}
+
+static gboolean
+connect_timeout_cb (gpointer user_data)
+{
+        ConnectData *cd = user_data;
+
+        cd->timeout_id = 0;
+        cd->timed_out = TRUE;
+        g_cancellable_cancel (cd->attempt);
+        return G_SOURCE_REMOVE;
+}
+
+static void
+outer_cancelled (GCancellable *cancellable, gpointer user_data)
+{
+        g_cancellable_cancel (G_CANCELLABLE (user_data));
+}
+
+static void
+connect_lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        GTask *task = user_data;
+        ConnectData *cd = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        cd->info = corral_vm_manager_lookup_finish (CORRAL_VM_MANAGER (source), result, &error);
+        if (!cd->info) {
+                connect_finish_error (task, error);
+                return;
+        }
+        if (cd->info->state != CORRAL_VM_STATE_RUNNING) {
+                connect_finish_error (task,
+                                      g_error_new (CORRAL_VM_ERROR, CORRAL_VM_ERROR_INVALID_STATE,
+                                                   "VM “%s” is %s, not running", cd->info->name,
+                                                   corral_vm_state_to_string (cd->info->state)));
+                return;
+        }
+        if (!cd->info->agent_socket) {
+                connect_finish_error (task, g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                                                         "VM “%s” uses the %s transport, which "
+                                                         "this host side cannot connect yet",
+                                                         cd->info->name, cd->info->transport));
+                return;
+        }
+        if (g_task_get_cancellable (task))
+                cd->cancel_id =
+                        g_cancellable_connect (g_task_get_cancellable (task),
+                                               G_CALLBACK (outer_cancelled), cd->attempt, NULL);
+        cd->timeout_id = g_timeout_add (cd->timeout_ms, connect_timeout_cb, cd);
+        connect_attempt (task);
+}
+
+void
+corral_vm_manager_connect_agent_async (CorralVmManager *self,
+                                       const char *name,
+                                       CorralAgentClient *client,
+                                       guint timeout_ms,
+                                       GCancellable *cancellable,
+                                       GAsyncReadyCallback callback,
+                                       gpointer user_data)
+{
+        GTask *task;
+        ConnectData *cd = g_new0 (ConnectData, 1);
+
+        g_return_if_fail (CORRAL_IS_VM_MANAGER (self) && name && CORRAL_IS_AGENT_CLIENT (client));
+        cd->client = g_object_ref (client);
+        cd->attempt = g_cancellable_new ();
+        cd->timeout_ms = timeout_ms;
+        task = g_task_new (self, cancellable, callback, user_data);
+        g_task_set_task_data (task, cd, (GDestroyNotify) connect_data_free);
+        /* The task holds itself until it completes; its callbacks run on this context. */
+        corral_vm_manager_lookup_async (self, name, cancellable, connect_lookup_done, task);
+}
+
+gboolean
+corral_vm_manager_connect_agent_finish (CorralVmManager *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+        return g_task_propagate_boolean (G_TASK (result), error);
+}
