@@ -1,0 +1,578 @@
+/* bench-vm.c — Corral in a real (TCG) VM, plain QEMU started here, one VM at a time:
+ *   1. boot: bare kernel to its first userspace program vs the minimal image to the first
+ *      `exec true` through CorralAgentClient (goal <= 1.3);
+ *   2. exec round trip of /bin/true vs the physical limit (in-guest spawn + channel ping, goal
+ *      <= 1.2) and vs qemu-guest-agent guest-exec on the same VM (goal: never slower);
+ *   3. stdout streaming of 64 MiB through Corral (qemu-ga can only capture: 16 MiB for contrast).
+ * The image is built (or taken from the cache) with guest-image/minimal/build-minimal; set
+ * CORRAL_BENCH_VM_IMAGE / CORRAL_BENCH_VM_IMAGE_QGA to image directories to skip that.
+ * BENCH_VM_BOOTS (3) and BENCH_VM_ROUNDS (200) override the counts.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench-common.h"
+#include "bench-vm-qemu.h"
+
+#define APPEND "console=ttyS0 quiet panic=-1"
+#define MARKER "CORRAL-BENCH-INIT-REACHED"
+#define AGENT_MARKER "corral-init: agent started"
+#define STREAM_BYTES 67108864u /* 64 MiB: under TCG the guest itself pipes only ~7 MiB/s */
+#define QGA_CAPTURE_BYTES 16777216u
+
+static int
+env_int (const char *name, int def)
+{
+        const char *v = g_getenv (name);
+
+        return v && atoi (v) > 0 ? atoi (v) : def;
+}
+
+/* build-minimal [--with-qemu-ga]: the image directory (cached builds take ~0.2 s). */
+static char *
+image_dir (gboolean with_qga)
+{
+        const char *env =
+                g_getenv (with_qga ? "CORRAL_BENCH_VM_IMAGE_QGA" : "CORRAL_BENCH_VM_IMAGE");
+        const char *src = g_getenv ("CORRAL_SOURCE_DIR"), *agent = g_getenv ("CORRAL_AGENT_PATH");
+        g_autofree char *builder = NULL;
+        g_autofree char *out = NULL;
+        g_autoptr (GError) error = NULL;
+        int status;
+
+        if (env)
+                return g_strdup (env);
+        if (!src || !agent)
+                g_error ("CORRAL_SOURCE_DIR / CORRAL_AGENT_PATH not set (run through meson test "
+                         "--benchmark)");
+        builder = g_build_filename (src, "guest-image", "minimal", "build-minimal", NULL);
+        const char *argv[] = { builder, "--agent", agent, with_qga ? "--with-qemu-ga" : NULL,
+                               NULL };
+        if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_CHILD_INHERITS_STDIN, NULL, NULL,
+                           &out, NULL, &status, &error) ||
+            !g_spawn_check_wait_status (status, &error))
+                g_error ("build-minimal failed: %s", error->message);
+        return g_strdup (g_strstrip (out));
+}
+
+/* --- Corral client helpers ------------------------------------------------------------------ */
+
+typedef struct {
+        gboolean done;
+        GError *error;
+        CorralRunResult *result;
+        cJSON *json;
+} Wait;
+
+static void
+on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        Wait *w = user_data;
+
+        corral_agent_client_connect_fd_finish (CORRAL_AGENT_CLIENT (source), res, &w->error);
+        w->done = TRUE;
+}
+
+/* Connects to the agent socket of vm (QEMU may not have created it yet), HELLO included:
+ * completes when the agent in the guest has answered. */
+static CorralAgentClient *
+connect_agent (BenchVm *vm)
+{
+        CorralAgentClient *client = corral_agent_client_new ();
+
+        /* The handshake may take HANDSHAKE_TIMEOUTS (4) heartbeat intervals: while the guest
+         * boots (~5 s under TCG) allow more than the default 4 s. */
+        corral_agent_client_set_heartbeat (client, 3000, 3);
+        for (int attempt = 0;; attempt++) {
+                int fd = bench_vm_unix_connect (vm->agent_sock, 30);
+                Wait w = { 0 };
+
+                if (fd < 0) {
+                        bench_vm_stop (vm);
+                        g_error ("cannot connect to %s", vm->agent_sock);
+                }
+                corral_agent_client_connect_fd_async (client, fd, NULL, on_connected, &w);
+                bench_wait (&w.done);
+                if (!w.error)
+                        return client;
+                if (attempt == 3) {
+                        g_autofree char *console = g_strdup (vm->console->str);
+                        bench_vm_stop (vm);
+                        g_error ("agent handshake failed: %s; console:\n%s", w.error->message,
+                                 console);
+                }
+                g_printerr ("agent handshake attempt %d failed (%s); retrying\n", attempt + 1,
+                            w.error->message);
+                g_error_free (w.error);
+        }
+}
+
+static void
+on_ran (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        Wait *w = user_data;
+
+        w->result = corral_agent_client_run_finish (CORRAL_AGENT_CLIENT (source), res, &w->error);
+        w->done = TRUE;
+}
+
+/* Runs spec, returns the result; aborts (killing the VM) on failure or a non-zero exit. */
+static CorralRunResult *
+run (CorralAgentClient *client, BenchVm *vm, CorralExecSpec *spec, gsize max_output)
+{
+        Wait w = { 0 };
+
+        corral_agent_client_run_async (client, spec, max_output, NULL, on_ran, &w);
+        bench_wait (&w.done);
+        if (!w.result || w.result->exit_code != 0) {
+                bench_vm_stop (vm);
+                g_error ("exec in the guest failed: %s",
+                         w.error ? w.error->message : "non-zero exit");
+        }
+        return w.result;
+}
+
+static void
+on_called (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        Wait *w = user_data;
+
+        w->json = corral_agent_client_call_finish (CORRAL_AGENT_CLIENT (source), res, &w->error);
+        w->done = TRUE;
+}
+
+static double
+ping (CorralAgentClient *client, BenchVm *vm)
+{
+        double t0 = bench_now ();
+        Wait w = { 0 };
+
+        corral_agent_client_call_async (client, "exec.list", NULL, NULL, on_called, &w);
+        bench_wait (&w.done);
+        if (!w.json) {
+                bench_vm_stop (vm);
+                g_error ("exec.list failed: %s", w.error->message);
+        }
+        cJSON_Delete (w.json);
+        return bench_now () - t0;
+}
+
+/* --- qemu-guest-agent client (blocking; one JSON object per line) -------------------------- */
+
+typedef struct {
+        int fd;
+        GString *buf;
+        BenchVm *vm;
+} Qga;
+
+G_GNUC_NORETURN static void
+qga_fail (Qga *q, const char *what)
+{
+        bench_vm_stop (q->vm);
+        g_error ("qemu-ga: %s", what);
+}
+
+static void
+qga_send (Qga *q, const char *data, gsize len)
+{
+        while (len > 0) {
+                ssize_t n = write (q->fd, data, len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        qga_fail (q, "write failed");
+                data += n;
+                len -= (gsize) n;
+        }
+}
+
+/* One line without its newline (a string the caller frees). */
+static char *
+qga_read_line (Qga *q, double timeout_s)
+{
+        double deadline = bench_now () + timeout_s;
+        gsize scanned = 0;
+
+        for (;;) {
+                char *nl = memchr (q->buf->str + scanned, '\n', q->buf->len - scanned);
+                struct pollfd p = { q->fd, POLLIN, 0 };
+                char chunk[65536];
+                ssize_t n;
+
+                if (nl) {
+                        gsize len = (gsize) (nl - q->buf->str);
+                        char *line = g_strndup (q->buf->str, len);
+
+                        g_string_erase (q->buf, 0, (gssize) len + 1);
+                        return line;
+                }
+                scanned = q->buf->len;
+                if (poll (&p, 1, (int) MAX (1, (deadline - bench_now ()) * 1000)) == 0)
+                        qga_fail (q, "timed out waiting for an answer");
+                n = read (q->fd, chunk, sizeof chunk);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        qga_fail (q, "connection lost");
+                g_string_append_len (q->buf, chunk, n);
+        }
+}
+
+static cJSON *
+qga_call (Qga *q, const char *request)
+{
+        g_autofree char *line = NULL;
+        cJSON *json, *ret;
+
+        qga_send (q, request, strlen (request));
+        line = qga_read_line (q, 60);
+        json = cJSON_Parse (line);
+        ret = json ? cJSON_GetObjectItem (json, "return") : NULL;
+        if (!ret) {
+                g_printerr ("qemu-ga answered: %.300s\n", line);
+                qga_fail (q, "unexpected answer");
+        }
+        return json;
+}
+
+/* guest-sync-delimited: 0xff resets qemu-ga's parser; its answer starts with 0xff, so everything
+ * before it (stale answers, the parser's complaint about 0xff) is dropped. */
+static void
+qga_sync (Qga *q)
+{
+        guint32 id = g_random_int () & 0x7fffffff;
+        g_autofree char *req = g_strdup_printf (
+                "\xff{\"execute\":\"guest-sync-delimited\",\"arguments\":{\"id\":%u}}\n", id);
+        g_autofree char *want = g_strdup_printf ("{\"return\": %u}", id);
+
+        qga_send (q, req, strlen (req));
+        for (;;) {
+                g_autofree char *line = qga_read_line (q, 60);
+                char *ff = strchr (line, '\xff');
+
+                if (ff && strcmp (ff + 1, want) == 0)
+                        return;
+        }
+}
+
+static Qga
+qga_connect (BenchVm *vm)
+{
+        Qga q = { bench_vm_unix_connect (vm->qga_sock, 30), g_string_new (NULL), vm };
+
+        if (q.fd < 0)
+                qga_fail (&q, "cannot connect to its socket");
+        /* qemu-ga starts next to corral-agent; until it opens the port, nothing answers. */
+        qga_sync (&q);
+        return q;
+}
+
+/* guest-exec with capture-output, then guest-exec-status until exited (every poll_us).
+ * Returns the seconds it took; *out_bytes: decoded size of out-data. */
+static double
+qga_exec (Qga *q, const char *args_json, guint poll_us, gsize *out_bytes, int *polls)
+{
+        g_autofree char *req = g_strdup_printf (
+                "{\"execute\":\"guest-exec\",\"arguments\":{%s,\"capture-output\":true}}\n",
+                args_json);
+        double t0 = bench_now ();
+        g_autoptr (cJSON) started = qga_call (q, req);
+        cJSON *pid = cJSON_GetObjectItem (cJSON_GetObjectItem (started, "return"), "pid");
+        g_autofree char *status_req = NULL;
+
+        if (!cJSON_IsNumber (pid))
+                qga_fail (q, "guest-exec returned no pid");
+        status_req = g_strdup_printf (
+                "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":%d}}\n", pid->valueint);
+        for (int n = 1;; n++) {
+                g_autoptr (cJSON) st = qga_call (q, status_req);
+                cJSON *ret = cJSON_GetObjectItem (st, "return");
+                cJSON *out;
+
+                if (!cJSON_IsTrue (cJSON_GetObjectItem (ret, "exited"))) {
+                        if (poll_us)
+                                g_usleep (poll_us);
+                        continue;
+                }
+                if (cJSON_GetNumberValue (cJSON_GetObjectItem (ret, "exitcode")) != 0)
+                        qga_fail (q, "guest-exec: non-zero exit");
+                out = cJSON_GetObjectItem (ret, "out-data");
+                if (out_bytes) {
+                        *out_bytes = 0;
+                        if (cJSON_IsString (out))
+                                g_free (g_base64_decode (out->valuestring, out_bytes));
+                }
+                if (polls)
+                        *polls = n;
+                return bench_now () - t0;
+        }
+}
+
+/* --- output streaming through Corral ------------------------------------------------------- */
+
+typedef struct {
+        CorralProcess *proc;
+        guint64 total;
+        gboolean done;
+        GError *error;
+} StreamRun;
+
+static void
+on_output (CorralProcess *proc, guint stream, GBytes *data, gpointer user_data)
+{
+        *(guint64 *) user_data += g_bytes_get_size (data);
+}
+
+static void
+on_spawned (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        StreamRun *run = user_data;
+
+        run->proc =
+                corral_agent_client_spawn_finish (CORRAL_AGENT_CLIENT (source), res, &run->error);
+        if (run->proc) /* now: output held until now is emitted right after this callback */
+                g_signal_connect (run->proc, "output", G_CALLBACK (on_output), &run->total);
+        else
+                run->done = TRUE;
+}
+
+static void
+on_waited (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        StreamRun *run = user_data;
+
+        corral_process_wait_finish (CORRAL_PROCESS (source), res, &run->error);
+        run->done = TRUE;
+}
+
+static double
+stream (CorralAgentClient *client, BenchVm *vm, guint64 *ret_bytes)
+{
+        g_autofree char *count = g_strdup_printf ("%u", STREAM_BYTES);
+        const char *const argv[] = { "head", "-c", count, "/dev/zero", NULL };
+        CorralExecSpec *spec = corral_exec_spec_new_argv (argv);
+        StreamRun run = { 0 };
+        double t0 = bench_now ();
+
+        corral_agent_client_spawn_async (client, spec, NULL, on_spawned, &run);
+        while (!run.proc && !run.done)
+                g_main_context_iteration (NULL, TRUE);
+        if (run.proc)
+                corral_process_wait_async (run.proc, NULL, on_waited, &run);
+        bench_wait (&run.done);
+        if (run.error) {
+                bench_vm_stop (vm);
+                g_error ("streaming failed: %s", run.error->message);
+        }
+        g_clear_object (&run.proc);
+        corral_exec_spec_unref (spec);
+        *ret_bytes = run.total;
+        return bench_now () - t0;
+}
+
+/* --- the rows ------------------------------------------------------------------------------ */
+
+/* Row 1. Returns the line to print last. */
+static char *
+bench_boot (const char *img)
+{
+        g_autofree char *kernel = g_build_filename (img, "vmlinuz", NULL);
+        g_autofree char *initrd = g_build_filename (img, "initramfs.img", NULL);
+        g_autofree char *tmp = g_dir_make_tmp ("corral-bench-initrd-XXXXXX", NULL);
+        g_autofree char *marker_initrd = bench_vm_marker_initrd (initrd, tmp, MARKER);
+        g_autoptr (GArray) bare = g_array_new (FALSE, FALSE, sizeof (double));
+        g_autoptr (GArray) full = g_array_new (FALSE, FALSE, sizeof (double));
+        g_autoptr (GArray) agent_up = g_array_new (FALSE, FALSE, sizeof (double));
+        const char *const true_argv[] = { "/bin/true", NULL };
+        CorralExecSpec *spec = corral_exec_spec_new_argv (true_argv);
+        int boots = env_int ("BENCH_VM_BOOTS", 3);
+        double a, b;
+
+        for (int i = 0; i < boots; i++) {
+                BenchVm vm;
+                CorralAgentClient *client;
+                double t, t_marker = 0;
+
+                /* (a) the same kernel and initramfs (plus a 1-file archive), rdinit= a script
+                 * that only echoes the marker: kernel + unpacking + first exec. */
+                bench_vm_start (&vm, kernel, marker_initrd, APPEND " rdinit=/bench-init", FALSE,
+                                FALSE);
+                t = bench_vm_wait_console (&vm, MARKER, 120) - vm.t_start;
+                bench_vm_stop (&vm);
+                g_array_append_val (bare, t);
+
+                /* (b) the minimal image with the agent port, to the first `exec true`. */
+                bench_vm_start (&vm, kernel, initrd, APPEND, TRUE, FALSE);
+                vm.watch = AGENT_MARKER;
+                client = connect_agent (&vm);
+                corral_run_result_free (run (client, &vm, spec, 4096));
+                t = bench_now () - vm.t_start;
+                if (vm.watch_time)
+                        t_marker = vm.watch_time - vm.t_start;
+                corral_agent_client_close (client);
+                g_object_unref (client);
+                bench_vm_stop (&vm);
+                g_array_append_val (full, t);
+                g_array_append_val (agent_up, t_marker);
+                g_print ("boot %d/%d: bare kernel to init %.2f s; minimal image: agent-started "
+                         "marker %.2f s, first exec %.2f s\n",
+                         i + 1, boots, g_array_index (bare, double, i), t_marker, t);
+        }
+        corral_exec_spec_unref (spec);
+        g_unlink (marker_initrd);
+        g_rmdir (tmp);
+        a = bench_median (bare);
+        b = bench_median (full);
+        g_print ("boot medians over %d: bare kernel to init %.2f s, agent-started marker %.2f s, "
+                 "first exec %.2f s\n",
+                 boots, a, bench_median (agent_up), b);
+        return g_strdup_printf ("vm boot to first exec: %.2f s vs %.2f s bare boot to init, "
+                                "ratio %.2f (goal <= 1.3)",
+                                b, a, b / a);
+}
+
+int
+main (void)
+{
+        g_autofree char *img = image_dir (FALSE);
+        g_autofree char *img_qga = image_dir (TRUE);
+        g_autofree char *boot_line = NULL;
+        g_autofree char *kernel = g_build_filename (img_qga, "vmlinuz", NULL);
+        g_autofree char *initrd = g_build_filename (img_qga, "initramfs.img", NULL);
+        const char *const true_argv[] = { "/bin/true", NULL };
+        int rounds = env_int ("BENCH_VM_ROUNDS", 200);
+        g_autoptr (GArray) corral = g_array_new (FALSE, FALSE, sizeof (double));
+        g_autoptr (GArray) qga = g_array_new (FALSE, FALSE, sizeof (double));
+        g_autoptr (GArray) pings = g_array_new (FALSE, FALSE, sizeof (double));
+        g_autofree char *loop = NULL;
+        CorralAgentClient *client;
+        CorralExecSpec *spec;
+        double c, g, p, spawn = G_MAXDOUBLE, limit, t_stream, t_cap, t_pipe;
+        guint64 streamed = 0;
+        gsize captured = 0;
+        int polls_total = 0;
+        BenchVm vm;
+        Qga q;
+
+        g_print ("images: %s (boot), %s (with qemu-ga)\n", img, img_qga);
+        boot_line = bench_boot (img);
+
+        /* Rows 2 and 3: one VM with both agents. */
+        bench_vm_start (&vm, kernel, initrd, APPEND, TRUE, TRUE);
+        client = connect_agent (&vm);
+        q = qga_connect (&vm);
+        spec = corral_exec_spec_new_argv (true_argv);
+        for (int i = 0; i < 5; i++) { /* warm up both (page cache, first-run costs) */
+                corral_run_result_free (run (client, &vm, spec, 4096));
+                qga_exec (&q, "\"path\":\"/bin/true\"", 0, NULL, NULL);
+        }
+        /* Interleaved, so both see the same guest and host load. */
+        for (int i = 0; i < rounds; i++) {
+                double t0 = bench_now (), tc, tg;
+                int polls = 0;
+
+                corral_run_result_free (run (client, &vm, spec, 4096));
+                tc = bench_now () - t0;
+                tg = qga_exec (&q, "\"path\":\"/bin/true\"", 0, NULL, &polls);
+                polls_total += polls;
+                g_array_append_val (corral, tc);
+                g_array_append_val (qga, tg);
+        }
+        corral_exec_spec_unref (spec);
+        for (int i = 0; i < 50; i++) {
+                double t = ping (client, &vm);
+                g_array_append_val (pings, t);
+        }
+        /* In-guest cost of spawning true from a shell (fork + exec + wait), best of 2. */
+        loop = g_strdup_printf ("read a _ </proc/uptime; i=0; while [ $i -lt %d ]; do /bin/true; "
+                                "i=$((i+1)); done; read b _ </proc/uptime; echo $a $b",
+                                rounds);
+        spec = corral_exec_spec_new_shell (loop);
+        for (int i = 0; i < 2; i++) {
+                g_autoptr (CorralRunResult) r = run (client, &vm, spec, 4096);
+                g_autofree char *text = g_strndup (g_bytes_get_data (r->stdout_data, NULL),
+                                                   g_bytes_get_size (r->stdout_data));
+                double ua, ub;
+
+                if (sscanf (text, "%lf %lf", &ua, &ub) != 2) {
+                        bench_vm_stop (&vm);
+                        g_error ("unexpected output of the spawn loop: %s", text);
+                }
+                spawn = MIN (spawn, (ub - ua) / rounds);
+        }
+        corral_exec_spec_unref (spec);
+
+        c = bench_median (corral) * 1000;
+        g = bench_median (qga) * 1000;
+        p = bench_median (pings) * 1000;
+        limit = spawn * 1000 + p;
+        g_print ("in-guest spawn of /bin/true (sh loop, /proc/uptime): %.2f ms; exec.list ping: "
+                 "%.2f ms\n",
+                 spawn * 1000, p);
+        g_print ("qemu-ga guest-exec + guest-exec-status polls (%.1f per exec, no sleep): "
+                 "median %.2f ms over %d\n",
+                 (double) polls_total / rounds, g, rounds);
+        g_print ("vm exec true vs limit: %.2f ms vs %.2f ms (spawn %.2f + ping %.2f), ratio %.2f "
+                 "(goal <= 1.2)\n",
+                 c, limit, spawn * 1000, p, c / limit);
+        g_print ("vm exec true vs qemu-ga: %.2f ms vs %.2f ms, ratio %.2f (goal <= 1.0)\n", c, g,
+                 c / g);
+
+        /* Row 3. */
+        t_stream = stream (client, &vm, &streamed);
+        if (streamed != STREAM_BYTES) {
+                bench_vm_stop (&vm);
+                g_error ("streamed %" G_GUINT64_FORMAT " bytes, expected %u", streamed,
+                         STREAM_BYTES);
+        }
+        /* In-guest pipe throughput of the same command, for scale. */
+        {
+                g_autofree char *cmd = g_strdup_printf (
+                        "read a _ </proc/uptime; head -c %u /dev/zero | cat >/dev/null; "
+                        "read b _ </proc/uptime; echo $a $b",
+                        STREAM_BYTES);
+                CorralExecSpec *pspec = corral_exec_spec_new_shell (cmd);
+                g_autoptr (CorralRunResult) r = run (client, &vm, pspec, 4096);
+                g_autofree char *text = g_strndup (g_bytes_get_data (r->stdout_data, NULL),
+                                                   g_bytes_get_size (r->stdout_data));
+                double ua, ub;
+
+                corral_exec_spec_unref (pspec);
+                if (sscanf (text, "%lf %lf", &ua, &ub) != 2 || ub <= ua) {
+                        bench_vm_stop (&vm);
+                        g_error ("unexpected output of the pipe test: %s", text);
+                }
+                t_pipe = ub - ua;
+        }
+        /* qemu-ga blocks this thread for seconds: close Corral's client first (heartbeats). */
+        corral_agent_client_close (client);
+        g_object_unref (client);
+        t_cap = qga_exec (&q,
+                          "\"path\":\"/bin/sh\",\"arg\":[\"-c\",\"head -c 16777216 /dev/zero\"]",
+                          10000, &captured, NULL);
+        close (q.fd);
+        g_string_free (q.buf, TRUE);
+        bench_vm_stop (&vm);
+        if (captured != QGA_CAPTURE_BYTES)
+                g_print ("note: qemu-ga returned %" G_GSIZE_FORMAT " of %u bytes (its capture "
+                         "limit is 16 MiB)\n",
+                         captured, QGA_CAPTURE_BYTES);
+        g_print ("in-guest pipe head -c 64M /dev/zero | cat >/dev/null: %.1f MiB/s (%.2f s); "
+                 "Corral reaches %.0f%% of it\n",
+                 STREAM_BYTES / t_pipe / 1048576, t_pipe, 100 * t_pipe / t_stream);
+        g_print ("vm stream 64 MiB stdout: %.1f MiB/s (%.2f s) vs qemu-ga capture of 16 MiB "
+                 "(base64 JSON, polled every 10 ms) %.1f MiB/s (%.2f s), ratio %.1f (goal: "
+                 "streams, > 1)\n",
+                 STREAM_BYTES / t_stream / 1048576, t_stream, captured / t_cap / 1048576, t_cap,
+                 (STREAM_BYTES / t_stream) / (captured / t_cap));
+        g_print ("%s\n", boot_line);
+        return 0;
+}
