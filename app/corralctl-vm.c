@@ -7,6 +7,7 @@
  */
 #include "corralctl-vm.h"
 
+#include "corral-image.h"
 #include "corral-process.h"
 #include "corral-vm-manager.h"
 
@@ -46,35 +47,37 @@ open_manager (GError **error)
         return corral_vm_manager_open_finish (wait_for (&res), error);
 }
 
-static char *
-build_minimal_image (GError **error)
+static void
+on_image_progress (double fraction, const char *text, gpointer user_data)
 {
-        const char *src = g_getenv ("CORRAL_SOURCE_DIR");
+        g_printerr ("%3.0f%%  %s\n", fraction * 100.0, text);
+}
+
+/* Builds NAME if its inputs changed (cached otherwise), then loads it with its manifest
+ * verified: a tampered image is refused here, before anything boots from it. */
+static CorralImage *
+ready_image (const char *name, GError **error)
+{
         const char *agent = g_getenv ("CORRAL_AGENT_PATH");
-        g_autofree char *builder =
-                g_build_filename (src && *src ? src : CORRAL_SOURCE_DIR, "guest-image", "minimal",
-                                  "build-minimal", NULL);
-        g_autofree char *out = NULL;
-        int status = 0;
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (CorralImage) built = NULL;
 
         if (!agent || !*agent)
                 agent = CORRAL_AGENT_BUILD_PATH;
-        const char *argv[] = { builder, "--agent", agent, NULL };
-        if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
-                           &status, error) ||
-            !g_spawn_check_wait_status (status, error)) {
-                g_prefix_error (error, "building the minimal image with %s failed: ", builder);
+        corral_image_build_async (name, agent, on_image_progress, NULL, NULL, got_result, &res);
+        built = corral_image_build_finish (wait_for (&res), error);
+        if (!built)
                 return NULL;
-        }
-        return g_strstrip (g_steal_pointer (&out));
+        return corral_image_load_dir (name, built->dir, error);
 }
 
 static int
 cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
 {
         guint memory = 512, cpus = 2;
+        const char *image_name = "minimal";
         g_autoptr (GError) error = NULL;
-        g_autofree char *image = NULL, *kernel = NULL, *initrd = NULL;
+        g_autoptr (CorralImage) image = NULL;
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (CorralVmInfo) info = NULL;
 
@@ -83,22 +86,33 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                         memory = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
                 else if (g_str_equal (argv[i], "--cpus") && i + 1 < argc)
                         cpus = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
+                else if (g_str_equal (argv[i], "--image") && i + 1 < argc)
+                        image_name = argv[++i];
                 else {
-                        g_printerr ("corralctl: unknown option “%s” (use --memory MiB, --cpus N)\n",
+                        g_printerr ("corralctl: unknown option “%s” (use --image NAME, "
+                                    "--memory MiB, --cpus N)\n",
                                     argv[i]);
                         return EXIT_CTL;
                 }
         }
-        if (!(image = build_minimal_image (&error)))
+        if (!(image = ready_image (image_name, &error)))
                 return report (error);
-        kernel = g_build_filename (image, "vmlinuz", NULL);
-        initrd = g_build_filename (image, "initramfs.img", NULL);
+        if (image->disk) {
+                /* Disk-backed images need a per-VM qcow2 overlay, which the manager does not
+                 * create yet; refuse instead of booting a VM that cannot find its root. */
+                g_printerr ("corralctl: VMs from the “%s” image are not supported yet; use "
+                            "--image minimal\n",
+                            image_name);
+                return EXIT_CTL;
+        }
         CorralVmSpec spec = { .name = name,
                               .memory_mib = memory,
                               .vcpus = cpus,
-                              .kernel = kernel,
-                              .initrd = initrd,
-                              .image_name = "minimal" };
+                              .kernel = image->kernel,
+                              .initrd = image->initrd,
+                              .cmdline = image->cmdline,
+                              .image_name = image->name,
+                              .manifest_sha256 = image->manifest_sha256 };
         corral_vm_manager_create_async (m, &spec, NULL, got_result, &res);
         if (!(info = corral_vm_manager_create_finish (m, wait_for (&res), &error)))
                 return report (error);
@@ -167,7 +181,7 @@ static const struct {
 static int
 usage (void)
 {
-        g_printerr ("usage: corralctl vm create NAME [--memory MiB] [--cpus N]\n"
+        g_printerr ("usage: corralctl vm create NAME [--image minimal] [--memory MiB] [--cpus N]\n"
                     "       corralctl vm start|stop|pause|resume|save|restore|destroy|rm NAME\n"
                     "       corralctl vm ls\n");
         return EXIT_CTL;
