@@ -94,6 +94,11 @@ test_golden (gconstpointer data)
         xml = corral_domain_xml_build (&c, &error);
         g_assert_no_error (error);
         g_assert_nonnull (xml);
+        /* The network boundary: no configuration ever gives the guest a network card, and
+         * nothing the guest could share with the host's network stack. */
+        g_assert_null (strstr (xml, "<interface"));
+        g_assert_null (strstr (xml, "<hostdev"));
+        g_assert_null (strstr (xml, "<filesystem"));
         if (g_strcmp0 (g_getenv ("REGENERATE"), "1") == 0) {
                 g_file_set_contents (path, xml, -1, &error);
                 g_assert_no_error (error);
