@@ -9,10 +9,15 @@
 
 #include "corral-image.h"
 #include "corral-process.h"
+#include "corral-vm-disk.h"
+#include "corral-vm-fork.h"
+#include "corral-vm-gc.h"
 #include "corral-vm-manager.h"
+#include "corral-vm-pool.h"
 
 #include <glib/gi18n.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #define EXIT_CTL 125
@@ -71,11 +76,113 @@ ready_image (const char *name, GError **error)
         return corral_image_load_dir (name, built->dir, error);
 }
 
+/* Warm pool ---------------------------------------------------------------------------------- */
+
+/* Returns the exit status, or -1 when the pool is empty (the caller boots normally). */
+static int
+take_from_pool (CorralVmManager *m, const char *name)
+{
+        g_autoptr (CorralVmPool) pool = corral_vm_pool_new (m, NULL);
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralAgentClient) client = NULL;
+        g_autofree char *vm_name = NULL;
+
+        corral_vm_pool_take_async (pool, name, NULL, got_result, &res);
+        client = corral_vm_pool_take_finish (pool, wait_for (&res), &vm_name, &error);
+        if (client) {
+                g_print ("%s: running (warm pool VM %s, agent %s)\n", name, vm_name,
+                         corral_agent_client_get_agent_version (client));
+                corral_agent_client_close (client);
+                return 0;
+        }
+        if (!g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM))
+                return report (error);
+        g_printerr ("corralctl: the warm pool is empty; booting “%s” normally\n", name);
+        return -1;
+}
+
+static int
+cmd_pool (CorralVmManager *m, int argc, char **argv)
+{
+        const char *sub = argc > 0 ? argv[0] : "";
+        guint memory = 512, cpus = 2, n, count = 0;
+        const char *image_name = "minimal";
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (CorralImage) image = NULL;
+        g_autoptr (CorralVmPool) pool = NULL;
+        g_autoptr (GPtrArray) entries = NULL;
+
+        if (g_str_equal (sub, "ls") || g_str_equal (sub, "drain")) {
+                pool = corral_vm_pool_new (m, NULL);
+                if (g_str_equal (sub, "drain")) {
+                        corral_vm_pool_drain_async (pool, NULL, got_result, &res);
+                        if (!corral_vm_pool_drain_finish (pool, wait_for (&res), &count, &error))
+                                return report (error);
+                        g_print ("removed %u idle pool VMs\n", count);
+                        return 0;
+                }
+                corral_vm_pool_list_async (pool, NULL, got_result, &res);
+                if (!(entries = corral_vm_pool_list_finish (pool, wait_for (&res), &error)))
+                        return report (error);
+                g_print ("%-24s %-9s %-8s %s\n", "NAME", "STATE", "POOL", "ALIAS");
+                for (guint i = 0; i < entries->len; i++) {
+                        CorralVmPoolEntry *e = entries->pdata[i];
+                        g_print ("%-24s %-9s %-8s %s\n", e->name,
+                                 corral_vm_state_to_string (e->state),
+                                 corral_vm_pool_state_to_string (e->pool_state),
+                                 e->alias ? e->alias : "-");
+                }
+                return 0;
+        }
+        if (!g_str_equal (sub, "fill") || argc < 2) {
+                g_printerr ("usage: corralctl vm pool fill N [--image minimal] [--memory MiB] "
+                            "[--cpus N] | ls | drain\n");
+                return EXIT_CTL;
+        }
+        n = (guint) g_ascii_strtoull (argv[1], NULL, 10);
+        for (int i = 2; i < argc; i++) {
+                if (g_str_equal (argv[i], "--memory") && i + 1 < argc)
+                        memory = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
+                else if (g_str_equal (argv[i], "--cpus") && i + 1 < argc)
+                        cpus = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
+                else if (g_str_equal (argv[i], "--image") && i + 1 < argc)
+                        image_name = argv[++i];
+                else {
+                        g_printerr ("corralctl: unknown option “%s”\n", argv[i]);
+                        return EXIT_CTL;
+                }
+        }
+        if (!(image = ready_image (image_name, &error)))
+                return report (error);
+        if (image->disk) {
+                /* Pool VMs share nothing yet: no per-VM overlay for disk images. */
+                g_printerr ("corralctl: the warm pool boots diskless images only (minimal)\n");
+                return EXIT_CTL;
+        }
+        CorralVmSpec spec = { .memory_mib = memory,
+                              .vcpus = cpus,
+                              .kernel = image->kernel,
+                              .initrd = image->initrd,
+                              .cmdline = image->cmdline,
+                              .image_name = image->name,
+                              .manifest_sha256 = image->manifest_sha256 };
+        pool = corral_vm_pool_new (m, &spec);
+        corral_vm_pool_fill_async (pool, n, NULL, got_result, &res);
+        if (!corral_vm_pool_fill_finish (pool, wait_for (&res), &count, &error))
+                return report (error);
+        g_print ("booted %u; %u idle pool VMs\n", count, n);
+        return 0;
+}
+
 static int
 cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
 {
         guint memory = 512, cpus = 2;
         const char *image_name = "minimal";
+        gboolean from_pool = FALSE;
+        int pool_ret;
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralImage) image = NULL;
         g_autoptr (GAsyncResult) res = NULL;
@@ -88,6 +195,8 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                         cpus = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
                 else if (g_str_equal (argv[i], "--image") && i + 1 < argc)
                         image_name = argv[++i];
+                else if (g_str_equal (argv[i], "--from-pool"))
+                        from_pool = TRUE;
                 else {
                         g_printerr ("corralctl: unknown option “%s” (use --image NAME, "
                                     "--memory MiB, --cpus N)\n",
@@ -95,16 +204,10 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                         return EXIT_CTL;
                 }
         }
+        if (from_pool && (pool_ret = take_from_pool (m, name)) >= 0)
+                return pool_ret;
         if (!(image = ready_image (image_name, &error)))
                 return report (error);
-        if (image->disk) {
-                /* Disk-backed images need a per-VM qcow2 overlay, which the manager does not
-                 * create yet; refuse instead of booting a VM that cannot find its root. */
-                g_printerr ("corralctl: VMs from the “%s” image are not supported yet; use "
-                            "--image minimal\n",
-                            image_name);
-                return EXIT_CTL;
-        }
         CorralVmSpec spec = { .name = name,
                               .memory_mib = memory,
                               .vcpus = cpus,
@@ -112,13 +215,30 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                               .initrd = image->initrd,
                               .cmdline = image->cmdline,
                               .image_name = image->name,
-                              .manifest_sha256 = image->manifest_sha256 };
+                              .manifest_sha256 = image->manifest_sha256,
+                              /* A per-VM overlay on it: the image's base is never written. */
+                              .disk = image->disk };
         corral_vm_manager_create_async (m, &spec, NULL, got_result, &res);
         if (!(info = corral_vm_manager_create_finish (m, wait_for (&res), &error)))
                 return report (error);
         g_print ("%s: %s (%s, %s)\n", info->name, corral_vm_state_to_string (info->state),
                  info->transport, info->accel);
         return 0;
+}
+
+/* "crashed" where libvirt says so, and for a VM that stopped on a kernel panic (panic=-1
+ * reboots, which on_reboot=destroy turns into a plain stop): its console log tells. */
+static const char *
+display_state (const CorralVmInfo *v)
+{
+        g_autofree char *tail = NULL;
+
+        if (v->state != CORRAL_VM_STATE_SHUTOFF)
+                return corral_vm_state_to_string (v->state);
+        tail = corral_vm_info_read_console_tail (v, 4096);
+        if (tail && (strstr (tail, "Kernel panic") || strstr (tail, "end Kernel panic")))
+                return corral_vm_state_to_string (CORRAL_VM_STATE_CRASHED);
+        return corral_vm_state_to_string (v->state);
 }
 
 static int
@@ -131,13 +251,14 @@ cmd_ls (CorralVmManager *m)
         corral_vm_manager_list_async (m, NULL, got_result, &res);
         if (!(vms = corral_vm_manager_list_finish (m, wait_for (&res), &error)))
                 return report (error);
-        g_print ("%-24s %-9s %-14s %-5s %8s %4s\n", "NAME", "STATE", "TRANSPORT", "ACCEL", "MEMORY",
-                 "CPUS");
+        g_print ("%-24s %-9s %-14s %-5s %8s %4s %9s\n", "NAME", "STATE", "TRANSPORT", "ACCEL",
+                 "MEMORY", "CPUS", "DISK");
         for (guint i = 0; i < vms->len; i++) {
                 CorralVmInfo *v = vms->pdata[i];
-                g_print ("%-24s %-9s %-14s %-5s %5uMiB %4u\n", v->name,
-                         corral_vm_state_to_string (v->state), v->transport, v->accel,
-                         v->memory_mib, v->vcpus);
+                g_autofree char *disk = g_format_size (corral_vm_disk_usage (v->vm_dir));
+
+                g_print ("%-24s %-9s %-14s %-5s %5uMiB %4u %9s\n", v->name, display_state (v),
+                         v->transport, v->accel, v->memory_mib, v->vcpus, disk);
         }
         return 0;
 }
@@ -168,6 +289,80 @@ cmd_stop (CorralVmManager *m, const char *name)
         return 0;
 }
 
+static int
+cmd_fork (CorralVmManager *m, const char *source, int argc, char **argv)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralVmInfo) info = NULL;
+        gint64 start = g_get_monotonic_time ();
+
+        if (argc != 1) {
+                g_printerr ("usage: corralctl vm fork SOURCE NEW\n");
+                return EXIT_CTL;
+        }
+        corral_vm_manager_fork_async (m, source, argv[0], NULL, got_result, &res);
+        if (!(info = corral_vm_manager_fork_finish (m, wait_for (&res), &error)))
+                return report (error);
+        g_print ("%s: %s, forked from %s in %.1f s\n", info->name,
+                 corral_vm_state_to_string (info->state), source,
+                 (g_get_monotonic_time () - start) / 1e6);
+        return 0;
+}
+
+static int
+cmd_snapshot (CorralVmManager *m, const char *cmd, const char *name, int argc, char **argv)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        CorralVmSnapshotOp op = CORRAL_VM_SNAPSHOT_CREATE;
+
+        if (g_str_equal (cmd, "snapshots")) {
+                g_auto (GStrv) names = NULL;
+
+                corral_vm_manager_snapshot_list_async (m, name, NULL, got_result, &res);
+                if (!(names = corral_vm_manager_snapshot_list_finish (m, wait_for (&res), &error)))
+                        return report (error);
+                for (char **n = names; *n; n++)
+                        g_print ("%s\n", *n);
+                return 0;
+        }
+        if (argc != 1) {
+                g_printerr ("usage: corralctl vm %s NAME SNAPSHOT\n", cmd);
+                return EXIT_CTL;
+        }
+        if (g_str_equal (cmd, "snapshot-restore"))
+                op = CORRAL_VM_SNAPSHOT_REVERT;
+        else if (g_str_equal (cmd, "snapshot-rm"))
+                op = CORRAL_VM_SNAPSHOT_DELETE;
+        corral_vm_manager_snapshot_async (m, name, argv[0], op, NULL, got_result, &res);
+        if (!corral_vm_manager_snapshot_finish (m, wait_for (&res), &error))
+                return report (error);
+        return 0;
+}
+
+static int
+cmd_log (CorralVmManager *m, const char *name)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralVmInfo) info = NULL;
+        g_autofree char *tail = NULL;
+
+        corral_vm_manager_lookup_async (m, name, NULL, got_result, &res);
+        if (!(info = corral_vm_manager_lookup_finish (m, wait_for (&res), &error)))
+                return report (error);
+        if (!(tail = corral_vm_info_read_console_tail (info, 16 * 1024))) {
+                g_printerr ("corralctl: VM “%s” has no console log yet\n", name);
+                return EXIT_CTL;
+        }
+        g_print ("%s: %s (console log %s)\n", info->name, display_state (info), info->console_log);
+        fputs (tail, stdout);
+        if (*tail && tail[strlen (tail) - 1] != '\n')
+                putchar ('\n');
+        return 0;
+}
+
 static const struct {
         const char *name;
         CorralVmOp op;
@@ -181,9 +376,15 @@ static const struct {
 static int
 usage (void)
 {
-        g_printerr ("usage: corralctl vm create NAME [--image minimal] [--memory MiB] [--cpus N]\n"
+        g_printerr ("usage: corralctl vm create NAME [--image minimal] [--memory MiB] [--cpus N] "
+                    "[--from-pool]\n"
+                    "       corralctl vm pool fill N [--memory MiB] [--cpus N] | pool ls | "
+                    "pool drain\n"
                     "       corralctl vm start|stop|pause|resume|save|restore|destroy|rm NAME\n"
-                    "       corralctl vm ls\n");
+                    "       corralctl vm ls\n"
+                    "       corralctl vm fork SOURCE NEW\n"
+                    "       corralctl vm snapshot|snapshot-restore|snapshot-rm NAME SNAPSHOT\n"
+                    "       corralctl vm snapshots|log NAME\n");
         return EXIT_CTL;
 }
 
@@ -203,10 +404,19 @@ corralctl_vm_main (int argc, char **argv)
                 return report (error);
         if (g_str_equal (cmd, "ls"))
                 return cmd_ls (m);
+        if (g_str_equal (cmd, "pool"))
+                return cmd_pool (m, argc - 2, argv + 2);
         if (g_str_equal (cmd, "create"))
                 return cmd_create (m, argv[2], argc - 3, argv + 3);
         if (g_str_equal (cmd, "stop"))
                 return cmd_stop (m, argv[2]);
+        if (g_str_equal (cmd, "fork"))
+                return cmd_fork (m, argv[2], argc - 3, argv + 3);
+        if (g_str_equal (cmd, "snapshot") || g_str_equal (cmd, "snapshot-restore") ||
+            g_str_equal (cmd, "snapshot-rm") || g_str_equal (cmd, "snapshots"))
+                return cmd_snapshot (m, cmd, argv[2], argc - 3, argv + 3);
+        if (g_str_equal (cmd, "log"))
+                return cmd_log (m, argv[2]);
         for (gsize i = 0; i < G_N_ELEMENTS (simple_ops); i++) {
                 g_autoptr (GAsyncResult) res = NULL;
 

@@ -11,6 +11,7 @@
  */
 #include "corral-vmm.h"
 #include "corralctl-image.h"
+#include "corralctl-gc.h"
 #include "corralctl-vm.h"
 
 #include <errno.h>
@@ -516,6 +517,8 @@ usage (FILE *out)
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
                 fprintf (out, "  %-8s %s\n", commands[i].name, _ (commands[i].summary));
         fprintf (out, "  %-8s %s\n", "vm", _ ("Create, start, stop, pause, save and remove VMs"));
+        fprintf (out, "  %-8s %s\n", "gc",
+                 _ ("Delete VM folders without a VM and images no VM uses (--dry-run)"));
         fprintf (out, "  %-8s %s\n", "image", _ ("Build, verify and list guest images"));
         fprintf (out,
                  _ ("\n--local runs corral-agent on this machine as you: there is NO sandbox.\n"
@@ -584,6 +587,8 @@ main (int argc, char **argv)
                 return corralctl_image_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "vm"))
                 return corralctl_vm_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "gc"))
+                return corralctl_gc_main (argc - 1, argv + 1);
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
                 if (g_str_equal (argv[1], commands[i].name))
                         return run_command ((int) i, argc - 1, argv + 1);

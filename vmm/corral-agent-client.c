@@ -256,6 +256,13 @@ heartbeat_cb (gpointer user_data)
         guint8 *buf;
         gsize len;
 
+        if (self->hb_paused) {
+                /* The guest is paused on purpose: silence is expected, and pings would only
+                 * pile up in the socket. */
+                self->missed = 0;
+                self->read_since_tick = FALSE;
+                return G_SOURCE_CONTINUE;
+        }
         self->missed = self->read_since_tick ? 0 : self->missed + 1;
         self->read_since_tick = FALSE;
         if (self->missed >= self->hb_max_missed) {
@@ -286,6 +293,16 @@ corral_agent_client_set_heartbeat (CorralAgentClient *self, guint interval_ms, g
         g_return_if_fail (CORRAL_IS_AGENT_CLIENT (self));
         self->hb_interval_ms = interval_ms;
         self->hb_max_missed = MAX (max_missed, 1);
+}
+
+void
+corral_agent_client_set_heartbeat_paused (CorralAgentClient *self, gboolean paused)
+{
+        g_return_if_fail (CORRAL_IS_AGENT_CLIENT (self));
+        self->hb_paused = paused;
+        /* A fresh start on resume: the first tick after it counts as answered. */
+        self->missed = 0;
+        self->read_since_tick = TRUE;
 }
 
 static void

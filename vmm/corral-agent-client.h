@@ -66,6 +66,11 @@ void corral_agent_client_close (CorralAgentClient *self);
 void
 corral_agent_client_set_heartbeat (CorralAgentClient *self, guint interval_ms, guint max_missed);
 
+/* While paused, heartbeats neither send pings nor count missed answers, so a guest that was
+ * paused on purpose (virDomainSuspend) is not declared dead. Applies to the current and
+ * later connections until unpaused. */
+void corral_agent_client_set_heartbeat_paused (CorralAgentClient *self, gboolean paused);
+
 gboolean corral_agent_client_get_connected (CorralAgentClient *self);
 
 /* From the agent's HELLO; valid while connected. Strings are sanitised. */

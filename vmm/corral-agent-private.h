@@ -113,6 +113,7 @@ struct _CorralAgentClient {
         guint hb_interval_ms;
         guint hb_max_missed;
         gboolean read_since_tick;
+        gboolean hb_paused; /* corral_agent_client_set_heartbeat_paused() */
         guint missed;
         guint64 ping_seq;
 

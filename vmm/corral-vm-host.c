@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-host.h"
+#include <string.h>
 
 #include "corral-glib-compat.h"
 
@@ -133,4 +134,22 @@ corral_host_prepare (const CorralHostSelection *sel, GError **error)
         }
         return g_file_set_contents_full (conf, CORRAL_EMBED_QEMU_CONF, -1,
                                          G_FILE_SET_CONTENTS_CONSISTENT, 0600, error);
+}
+
+gboolean
+corral_host_uri_is_remote (const char *uri)
+{
+        g_autoptr (GUri) parsed = NULL;
+        const char *scheme, *host;
+
+        g_return_val_if_fail (uri != NULL, TRUE);
+        parsed = g_uri_parse (uri, G_URI_FLAGS_NONE, NULL);
+        if (!parsed)
+                return TRUE;
+        scheme = g_uri_get_scheme (parsed);
+        host = g_uri_get_host (parsed);
+        /* qemu+unix:// is a local transport; every other +transport crosses machines. */
+        if (strchr (scheme, '+') && !g_str_has_suffix (scheme, "+unix"))
+                return TRUE;
+        return host && *host && g_strcmp0 (host, "localhost") != 0;
 }

@@ -45,6 +45,10 @@ CorralHostSelection *corral_host_select_default (GError **error);
 /* Creates the state dir and, for the embedded driver, <root>/etc/qemu.conf. */
 gboolean corral_host_prepare (const CorralHostSelection *sel, GError **error);
 
+/* Whether a libvirt URI reaches another machine (a host part, or a transport such as +ssh),
+ * so the VM's sockets are not on this one. Unparsable URIs count as remote. */
+gboolean corral_host_uri_is_remote (const char *uri);
+
 /* The qemu.conf the embedded driver needs as root (no virtlogd, no DAC relabelling). */
 #define CORRAL_EMBED_QEMU_CONF                                                                     \
         "# Written by Corral for the embedded libvirt QEMU driver.\n"                              \

@@ -4,8 +4,12 @@
  */
 #include "corral-vm-manager.h"
 
+#include "corral-vsock.h"
+
 #include "corral-glib-compat.h"
 #include "corral-process.h"
+#include "corral-vm-disk.h"
+#include "corral-vm-pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +69,8 @@ corral_vm_state_to_string (CorralVmState state)
                 return "paused";
         case CORRAL_VM_STATE_SAVED:
                 return "saved";
+        case CORRAL_VM_STATE_CRASHED:
+                return "crashed";
         case CORRAL_VM_STATE_OTHER:
         default:
                 return "other";
@@ -142,7 +148,12 @@ find_domain (CorralVmManager *self, const char *name, GError **error)
         dom = virDomainLookupByName (self->conn, dname);
         if (!dom) {
                 virErrorPtr err = virGetLastError ();
-                if (err && err->code == VIR_ERR_NO_DOMAIN)
+                gboolean no_domain = err && err->code == VIR_ERR_NO_DOMAIN;
+
+                /* A warm-pool VM handed out under this name (corral-vm-pool.h). */
+                if (no_domain && (dom = _corral_vm_pool_lookup_alias (self->conn, name)))
+                        return dom;
+                if (no_domain)
                         g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
                                      "no such VM: “%s” (see “corralctl vm ls”)", name);
                 else
@@ -163,7 +174,11 @@ domain_state (virDomainPtr dom)
                 return CORRAL_VM_STATE_RUNNING;
         case VIR_DOMAIN_PAUSED:
                 return CORRAL_VM_STATE_PAUSED;
+        case VIR_DOMAIN_CRASHED:
+                return CORRAL_VM_STATE_CRASHED;
         case VIR_DOMAIN_SHUTOFF:
+                if (reason == VIR_DOMAIN_SHUTOFF_CRASHED)
+                        return CORRAL_VM_STATE_CRASHED;
                 return virDomainHasManagedSaveImage (dom, 0) > 0 ? CORRAL_VM_STATE_SAVED
                                                                  : CORRAL_VM_STATE_SHUTOFF;
         default:
@@ -332,6 +347,13 @@ corral_vm_manager_open_finish (GAsyncResult *result, GError **error)
         return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+gpointer
+_corral_vm_manager_get_conn (CorralVmManager *self)
+{
+        g_return_val_if_fail (CORRAL_IS_VM_MANAGER (self), NULL);
+        return self->conn;
+}
+
 const CorralHostSelection *
 corral_vm_manager_get_selection (CorralVmManager *self)
 {
@@ -397,6 +419,11 @@ create_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
         if (existing) {
                 g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_EXISTS,
                                          "a VM called “%s” already exists", d->spec.name);
+                return;
+        }
+        /* Disk-backed images: the VM gets its own overlay; the image's base is never written. */
+        if (d->spec.disk && !_corral_vm_disk_prepare (vm_dir, (char **) &d->spec.disk, &error)) {
+                g_task_return_error (task, g_steal_pointer (&error));
                 return;
         }
         if (!(xml = build_xml (self, &d->spec, vm_dir, &error))) {
@@ -599,7 +626,8 @@ do_remove (virDomainPtr dom, GError **error)
                 set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "destroying the VM failed");
                 return FALSE;
         }
-        if (virDomainUndefineFlags (dom, VIR_DOMAIN_UNDEFINE_MANAGED_SAVE) < 0) {
+        if (virDomainUndefineFlags (dom, VIR_DOMAIN_UNDEFINE_MANAGED_SAVE |
+                                                 VIR_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA) < 0) {
                 set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "undefining the VM failed");
                 return FALSE;
         }
@@ -869,7 +897,9 @@ unix_connect (const char *path)
         if (strlen (path) >= sizeof addr.sun_path)
                 return -ENAMETOOLONG;
         strcpy (addr.sun_path, path);
-        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        /* Non-blocking: a channel that already has a client never accepts, and a full backlog
+         * must not block the main loop (EAGAIN is retried like a missing socket). */
+        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return -errno;
         if (connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0) {
@@ -880,12 +910,53 @@ unix_connect (const char *path)
         return fd;
 }
 
+/* The agent of a VM with a vsock device: its guest CID is in the live XML. Returns -1 with
+ * error set; G_IO_ERROR errors are worth a retry (the guest may still be booting). */
+static int
+open_vsock (CorralVmManager *self, const CorralVmInfo *info, GError **error)
+{
+        virDomainPtr dom = virDomainLookupByName (self->conn, info->domain_name);
+        g_autofree char *xml = NULL;
+        guint32 cid;
+
+        if (!dom) {
+                g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
+                             "VM “%s” is gone: %s", info->name, virGetLastErrorMessage ());
+                return -1;
+        }
+        xml = virDomainGetXMLDesc (dom, 0);
+        virDomainFree (dom);
+        if (!xml || !corral_vsock_cid_from_domain_xml (xml, &cid)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                             "VM “%s” has no vsock CID yet", info->name);
+                return -1;
+        }
+        return corral_vsock_connect (cid, CORRAL_VSOCK_AGENT_PORT, error);
+}
+
 static void
 connect_attempt (GTask *task)
 {
+        CorralVmManager *self = g_task_get_source_object (task);
         ConnectData *cd = g_task_get_task_data (task);
-        int fd = unix_connect (cd->info->agent_socket);
+        int fd;
 
+        if (g_strcmp0 (cd->info->transport, "vsock") == 0) {
+                GError *error = NULL;
+
+                fd = open_vsock (self, cd->info, &error);
+                if (fd < 0) {
+                        if (error->domain == G_IO_ERROR)
+                                connect_retry (task, error);
+                        else
+                                connect_finish_error (task, error);
+                        return;
+                }
+                corral_agent_client_connect_fd_async (cd->client, fd, cd->attempt, connect_fd_done,
+                                                      task);
+                return;
+        }
+        fd = unix_connect (cd->info->agent_socket);
         if (fd == -ENAMETOOLONG) {
                 connect_finish_error (task, g_error_new (CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
                                                          "socket path too long: %s",
@@ -937,11 +1008,16 @@ connect_lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
                                                    corral_vm_state_to_string (cd->info->state)));
                 return;
         }
-        if (!cd->info->agent_socket) {
-                connect_finish_error (task, g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                                                         "VM “%s” uses the %s transport, which "
-                                                         "this host side cannot connect yet",
-                                                         cd->info->name, cd->info->transport));
+        if (g_strcmp0 (cd->info->transport, "vsock") != 0 &&
+            (!cd->info->agent_socket ||
+             corral_host_uri_is_remote (CORRAL_VM_MANAGER (source)->sel->uri))) {
+                /* The channel's socket is on the libvirt host, not here. */
+                connect_finish_error (
+                        task, g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                                           "the agent of VM “%s” is on another machine "
+                                           "(%s); reaching it through a remote libvirt "
+                                           "is not supported yet",
+                                           cd->info->name, CORRAL_VM_MANAGER (source)->sel->uri));
                 return;
         }
         if (g_task_get_cancellable (task))

@@ -42,6 +42,7 @@ typedef enum {
         CORRAL_VM_STATE_PAUSED,
         CORRAL_VM_STATE_SAVED, /* shut off with a managed save image: restore resumes it */
         CORRAL_VM_STATE_OTHER,
+        CORRAL_VM_STATE_CRASHED, /* libvirt says crashed (guest panic with on_crash destroy) */
 } CorralVmState;
 
 const char *corral_vm_state_to_string (CorralVmState state);

@@ -174,6 +174,30 @@ test_probe_env (void)
         g_assert_cmpstr (f.state_dir, ==, state_dir);
 }
 
+/* Remote URIs reach the agent through libvirt's stream; local ones through the socket. */
+static void
+test_uri_remote (void)
+{
+        static const struct {
+                const char *uri;
+                gboolean remote;
+        } cases[] = {
+                { "qemu:///session", FALSE },
+                { "qemu:///system", FALSE },
+                { "qemu:///embed?root=/var/lib/corral", FALSE },
+                { "qemu+unix:///system", FALSE },
+                { "qemu://localhost/system", FALSE },
+                { "qemu+ssh://user@build-box/system", TRUE },
+                { "qemu+tls://host.example/system", TRUE },
+                { "qemu+tcp://10.0.0.1/system", TRUE },
+                { "qemu://other-host/system", TRUE },
+                { "not a uri", TRUE },
+        };
+
+        for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+                g_assert_cmpint (corral_host_uri_is_remote (cases[i].uri), ==, cases[i].remote);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -187,5 +211,6 @@ main (int argc, char **argv)
         g_test_add_func ("/vmm-select/state-dir/relative", test_relative_state_dir);
         g_test_add_func ("/vmm-select/prepare", test_prepare_writes_qemu_conf);
         g_test_add_func ("/vmm-select/probe/env", test_probe_env);
+        g_test_add_func ("/vmm-select/uri/remote", test_uri_remote);
         return g_test_run ();
 }

@@ -1,0 +1,80 @@
+/* corralctl-gc.c — garbage collection of VM folders and cached images (see the header).
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corralctl-gc.h"
+
+#include "corral-image.h"
+#include "corral-vm-gc.h"
+#include "corral-vm-manager.h"
+
+#include <stdio.h>
+
+#define EXIT_CTL 125
+
+static void
+got_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+static GAsyncResult *
+wait_for (GAsyncResult **slot)
+{
+        while (!*slot)
+                g_main_context_iteration (NULL, TRUE);
+        return *slot;
+}
+
+int
+corralctl_gc_main (int argc, char **argv)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GAsyncResult) ores = NULL;
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (CorralVmManager) m = NULL;
+        g_autoptr (GPtrArray) items = NULL;
+        g_autofree char *images = corral_image_cache_dir ();
+        g_autofree char *total_str = NULL;
+        gboolean dry_run = FALSE;
+        guint64 total = 0;
+        int failures = 0;
+
+        for (int i = 1; i < argc; i++) {
+                if (g_str_equal (argv[i], "--dry-run") || g_str_equal (argv[i], "-n")) {
+                        dry_run = TRUE;
+                } else {
+                        g_printerr ("usage: corralctl gc [--dry-run]\n");
+                        return EXIT_CTL;
+                }
+        }
+        corral_vm_manager_quiet_libvirt_logs ();
+        corral_vm_manager_open_async (NULL, NULL, got_result, &ores);
+        if (!(m = corral_vm_manager_open_finish (wait_for (&ores), &error))) {
+                g_printerr ("corralctl: %s\n", error->message);
+                return EXIT_CTL;
+        }
+        corral_vm_manager_gc_select_async (m, images, NULL, got_result, &res);
+        if (!(items = corral_vm_manager_gc_select_finish (m, wait_for (&res), &error))) {
+                g_printerr ("corralctl: %s\n", error->message);
+                return EXIT_CTL;
+        }
+        for (guint i = 0; i < items->len; i++) {
+                CorralGcItem *item = items->pdata[i];
+                g_autofree char *size = g_format_size (item->bytes);
+                g_autoptr (GError) rm_error = NULL;
+
+                if (!dry_run && !corral_gc_remove (item, &rm_error)) {
+                        g_printerr ("corralctl: %s\n", rm_error->message);
+                        failures++;
+                        continue;
+                }
+                total += item->bytes;
+                g_print ("%s %9s  %s  (%s)\n", dry_run ? "would remove" : "removed", size,
+                         item->path, item->reason);
+        }
+        total_str = g_format_size (total);
+        g_print ("%s %s in %u item%s\n", dry_run ? "would free" : "freed", total_str,
+                 items->len - failures, items->len - failures == 1 ? "" : "s");
+        return failures ? EXIT_CTL : 0;
+}
