@@ -64,7 +64,4 @@ char **corral_vm_manager_snapshot_list_finish (CorralVmManager *self,
                                                GAsyncResult *result,
                                                GError **error);
 
-/* Internal: the manager's virConnectPtr (also declared in corral-vm-pool.h). */
-gpointer _corral_vm_manager_get_conn (CorralVmManager *self);
-
 G_END_DECLS

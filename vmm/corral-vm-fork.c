@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-fork.h"
+#include "corral-vm-private.h"
 
 #include "corral-vm-disk.h"
 

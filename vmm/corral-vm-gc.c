@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-gc.h"
+#include "corral-vm-private.h"
 
 #include "corral-vm-disk.h"
 

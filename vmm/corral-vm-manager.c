@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-manager.h"
+#include "corral-vm-private.h"
 
 #include "corral-vsock.h"
 
@@ -162,8 +163,8 @@ find_domain (CorralVmManager *self, const char *name, GError **error)
         return dom;
 }
 
-static CorralVmState
-domain_state (virDomainPtr dom)
+CorralVmState
+_corral_vm_domain_state (virDomainPtr dom)
 {
         int state = 0, reason = 0;
 
@@ -198,7 +199,7 @@ domain_info (virDomainPtr dom)
 
         info->domain_name = g_strdup (dname);
         info->name = g_strdup (dname + strlen (CORRAL_DOMAIN_PREFIX));
-        info->state = domain_state (dom);
+        info->state = _corral_vm_domain_state (dom);
         if (virDomainGetInfo (dom, &vinfo) == 0) {
                 info->memory_mib = (guint) (vinfo.maxMem / 1024);
                 info->vcpus = vinfo.nrVirtCpu;
@@ -347,7 +348,7 @@ corral_vm_manager_open_finish (GAsyncResult *result, GError **error)
         return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-gpointer
+virConnectPtr
 _corral_vm_manager_get_conn (CorralVmManager *self)
 {
         g_return_val_if_fail (CORRAL_IS_VM_MANAGER (self), NULL);
@@ -580,7 +581,7 @@ static gboolean
 need_state (
         virDomainPtr dom, const char *name, CorralVmState wanted, const char *doing, GError **error)
 {
-        CorralVmState state = domain_state (dom);
+        CorralVmState state = _corral_vm_domain_state (dom);
 
         if (state == wanted)
                 return TRUE;

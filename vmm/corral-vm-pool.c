@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-pool.h"
+#include "corral-vm-private.h"
 
 #include "corral-glib-compat.h"
 
@@ -293,8 +294,8 @@ list_pool_domains (virConnectPtr conn, GError **error)
         return out;
 }
 
-gpointer
-_corral_vm_pool_lookup_alias (gpointer conn, const char *name)
+virDomainPtr
+_corral_vm_pool_lookup_alias (virConnectPtr conn, const char *name)
 {
         g_autoptr (GPtrArray) doms = list_pool_domains (conn, NULL);
         virDomainPtr found = NULL;
@@ -308,26 +309,6 @@ _corral_vm_pool_lookup_alias (gpointer conn, const char *name)
                 g_free (meta.alias);
         }
         return found;
-}
-
-static CorralVmState
-simple_state (virDomainPtr dom)
-{
-        int state = 0, reason = 0;
-
-        if (virDomainGetState (dom, &state, &reason, 0) < 0)
-                return CORRAL_VM_STATE_OTHER;
-        switch (state) {
-        case VIR_DOMAIN_RUNNING:
-                return CORRAL_VM_STATE_RUNNING;
-        case VIR_DOMAIN_PAUSED:
-                return CORRAL_VM_STATE_PAUSED;
-        case VIR_DOMAIN_SHUTOFF:
-                return virDomainHasManagedSaveImage (dom, 0) > 0 ? CORRAL_VM_STATE_SAVED
-                                                                 : CORRAL_VM_STATE_SHUTOFF;
-        default:
-                return CORRAL_VM_STATE_OTHER;
-        }
 }
 
 static int
@@ -355,7 +336,7 @@ list_entries (virConnectPtr conn, GError **error)
                                     strlen (CORRAL_DOMAIN_PREFIX));
                 e->pool_state = meta.state;
                 e->alias = meta.alias;
-                e->state = simple_state (doms->pdata[i]);
+                e->state = _corral_vm_domain_state (doms->pdata[i]);
                 g_ptr_array_add (out, e);
         }
         g_ptr_array_sort (out, compare_entry);
@@ -789,7 +770,7 @@ take_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
                         g_free (meta.alias);
                         if (meta.state == CORRAL_VM_POOL_IDLE &&
                             virDomainIsActive (doms->pdata[i]) == 1 &&
-                            simple_state (doms->pdata[i]) == CORRAL_VM_STATE_RUNNING)
+                            _corral_vm_domain_state (doms->pdata[i]) == CORRAL_VM_STATE_RUNNING)
                                 dom = g_ptr_array_steal_index (doms, i);
                 }
                 if (!dom) {

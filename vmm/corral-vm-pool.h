@@ -110,10 +110,4 @@ gboolean corral_vm_pool_drain_finish (CorralVmPool *self,
                                       guint *ret_removed,
                                       GError **error);
 
-/* Hooks used by corral-vm-manager.c (libvirt types as gpointer to keep them out of headers). */
-/* Returns: (transfer full) (nullable) the virDomainPtr of the pool VM aliased to name. */
-gpointer _corral_vm_pool_lookup_alias (gpointer conn, const char *name);
-/* Returns: (transfer none) the manager's virConnectPtr. */
-gpointer _corral_vm_manager_get_conn (CorralVmManager *self);
-
 G_END_DECLS

@@ -21,6 +21,11 @@ PORT=org.corral.agent.0
 
 log() { echo "test-minimal-image: $*" >&2; }
 skip() {
+	# Where VMs are expected to run (tools/test), not running them is a failure.
+	if [ "${CORRAL_REQUIRE_VM:-}" = 1 ]; then
+		log "FAIL: VMs are required here (CORRAL_REQUIRE_VM=1): $*"
+		exit 1
+	fi
 	log "SKIP: $*"
 	exit 77
 }

@@ -7,6 +7,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-manager.h"
+#include "vm-test-skip.h"
 #include "corral-process.h"
 
 #include <glib/gstdio.h>
@@ -392,8 +393,7 @@ test_destroy_remove (void)
 static void
 skip (const char *why)
 {
-        printf ("SKIP: %s\n", why);
-        exit (77);
+        vm_test_skip (why);
 }
 
 static char *

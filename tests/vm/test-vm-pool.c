@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-process.h"
+#include "vm-test-skip.h"
 #include "corral-vm-idle.h"
 #include "corral-vm-manager.h"
 #include "corral-vm-pool.h"
@@ -379,8 +380,7 @@ test_idle (void)
 static void
 skip (const char *why)
 {
-        printf ("SKIP: %s\n", why);
-        exit (77);
+        vm_test_skip (why);
 }
 
 static char *

@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-image.h"
+#include "vm-test-skip.h"
 #include "corral-process.h"
 #include "corral-vm-disk.h"
 #include "corral-vm-fork.h"
@@ -291,8 +292,7 @@ test_remove (void)
 static void
 skip (const char *why)
 {
-        printf ("SKIP: %s\n", why);
-        exit (77);
+        vm_test_skip (why);
 }
 
 static void
@@ -334,8 +334,10 @@ main (int argc, char **argv)
         corral_image_build_async ("standard", agent, NULL, NULL, NULL, got_result, &res);
         T.image = corral_image_build_finish (wait_for (&res), &error);
         if (!T.image) {
-                printf ("SKIP: building the standard image failed: %s\n", error->message);
-                return 77;
+                g_autofree char *why =
+                        g_strdup_printf ("building the standard image failed: %s", error->message);
+
+                vm_test_skip (why);
         }
         T.base_sha256 = file_sha256 (T.image->disk);
         g_assert (stat (T.image->dir, &T.image_dir_st) == 0);

@@ -1,0 +1,23 @@
+/* corral-vm-private.h — what the VM manager shares with its helpers (disk, fork, gc, pool,
+ * idle) and nobody else.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <libvirt/libvirt.h>
+
+#include "corral-vm-manager.h"
+
+G_BEGIN_DECLS
+
+/* The manager's libvirt connection (transfer none). */
+virConnectPtr _corral_vm_manager_get_conn (CorralVmManager *self);
+
+/* The pool VM aliased to name (transfer full), or NULL. */
+virDomainPtr _corral_vm_pool_lookup_alias (virConnectPtr conn, const char *name);
+
+/* The domain's state as Corral reports it (crashed and saved included). */
+CorralVmState _corral_vm_domain_state (virDomainPtr dom);
+
+G_END_DECLS
