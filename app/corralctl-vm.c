@@ -226,21 +226,6 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
         return 0;
 }
 
-/* "crashed" where libvirt says so, and for a VM that stopped on a kernel panic (panic=-1
- * reboots, which on_reboot=destroy turns into a plain stop): its console log tells. */
-static const char *
-display_state (const CorralVmInfo *v)
-{
-        g_autofree char *tail = NULL;
-
-        if (v->state != CORRAL_VM_STATE_SHUTOFF)
-                return corral_vm_state_to_string (v->state);
-        tail = corral_vm_info_read_console_tail (v, 4096);
-        if (tail && (strstr (tail, "Kernel panic") || strstr (tail, "end Kernel panic")))
-                return corral_vm_state_to_string (CORRAL_VM_STATE_CRASHED);
-        return corral_vm_state_to_string (v->state);
-}
-
 static int
 cmd_ls (CorralVmManager *m)
 {
@@ -257,8 +242,9 @@ cmd_ls (CorralVmManager *m)
                 CorralVmInfo *v = vms->pdata[i];
                 g_autofree char *disk = g_format_size (corral_vm_disk_usage (v->vm_dir));
 
-                g_print ("%-24s %-9s %-14s %-5s %5uMiB %4u %9s\n", v->name, display_state (v),
-                         v->transport, v->accel, v->memory_mib, v->vcpus, disk);
+                g_print ("%-24s %-9s %-14s %-5s %5uMiB %4u %9s\n", v->name,
+                         corral_vm_state_to_string (v->state), v->transport, v->accel,
+                         v->memory_mib, v->vcpus, disk);
         }
         return 0;
 }
@@ -356,7 +342,8 @@ cmd_log (CorralVmManager *m, const char *name)
                 g_printerr ("corralctl: VM “%s” has no console log yet\n", name);
                 return EXIT_CTL;
         }
-        g_print ("%s: %s (console log %s)\n", info->name, display_state (info), info->console_log);
+        g_print ("%s: %s (console log %s)\n", info->name, corral_vm_state_to_string (info->state),
+                 info->console_log);
         fputs (tail, stdout);
         if (*tail && tail[strlen (tail) - 1] != '\n')
                 putchar ('\n');

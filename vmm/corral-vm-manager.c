@@ -214,6 +214,15 @@ domain_info (virDomainPtr dom)
                 info->console_log = g_steal_pointer (&meta->console_log);
                 info->vm_dir = g_steal_pointer (&meta->vm_dir);
         }
+        /* panic=-1 reboots on a kernel panic and on_reboot=destroy makes that a plain stop, so
+         * libvirt says "shut off"; the console says why. (The guest writes that log, so a guest
+         * can only make itself look crashed, which changes nothing but the label.) */
+        if (info->state == CORRAL_VM_STATE_SHUTOFF) {
+                g_autofree char *tail = corral_vm_info_read_console_tail (info, 4096);
+
+                if (tail && strstr (tail, "Kernel panic"))
+                        info->state = CORRAL_VM_STATE_CRASHED;
+        }
         return info;
 }
 

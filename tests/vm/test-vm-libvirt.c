@@ -370,6 +370,36 @@ test_agent_killed_body (void)
                 g_assert_cmpstr (g_strstrip (out), !=, pid);
 }
 
+/* A guest kernel panic: the VM stops (on_crash / panic=-1) and is reported as crashed, with
+ * the panic in the console tail that the person is shown. */
+static void
+test_crash_reported (void)
+{
+        g_autoptr (CorralExecSpec) spec =
+                corral_exec_spec_new_shell ("echo c > /proc/sysrq-trigger");
+        g_autoptr (CorralVmInfo) info = NULL;
+        g_autofree char *tail = NULL;
+        gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+
+        NEED_VM ();
+        corral_exec_spec_set_user (spec, "root");
+        corral_agent_client_spawn_async (T.client, spec, NULL, NULL, NULL);
+        while (g_get_monotonic_time () < deadline) {
+                g_autoptr (GError) error = NULL;
+
+                g_clear_pointer (&info, corral_vm_info_free);
+                info = vm_lookup (&error);
+                g_assert_no_error (error);
+                if (info->state == CORRAL_VM_STATE_CRASHED)
+                        break;
+                g_usleep (200 * 1000);
+                g_main_context_iteration (NULL, FALSE);
+        }
+        g_assert_cmpint (info->state, ==, CORRAL_VM_STATE_CRASHED);
+        tail = corral_vm_info_read_console_tail (info, 4096);
+        g_assert_nonnull (strstr (tail, "Kernel panic"));
+}
+
 static void
 test_destroy_remove (void)
 {
@@ -455,6 +485,7 @@ main (int argc, char **argv)
         g_test_add_func ("/vm/save-restore", test_save_restore);
         g_test_add_func ("/vm/reattach", test_reattach);
         g_test_add_func ("/vm/agent-killed", test_agent_killed);
+        g_test_add_func ("/vm/crash-reported", test_crash_reported);
         g_test_add_func ("/vm/destroy-remove", test_destroy_remove);
         g_test_set_nonfatal_assertions ();
         ret = g_test_run ();
