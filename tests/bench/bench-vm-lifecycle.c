@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "bench-common.h"
+#include "../vm/vm-test-util.h"
 
 #include "corral-vm-manager.h"
 #include "corral-vm-pool.h"
@@ -83,27 +84,6 @@ exec_true (CorralAgentClient *client)
         check (r && r->exit_code == 0, &error, "exec /bin/true");
 }
 
-static char *
-build_image (void)
-{
-        const char *src = g_getenv ("CORRAL_SOURCE_DIR");
-        const char *agent = g_getenv ("CORRAL_AGENT_PATH");
-        g_autofree char *builder = NULL;
-        g_autofree char *out = NULL;
-        g_autoptr (GError) error = NULL;
-        int status = 0;
-
-        if (!src || !agent)
-                g_error ("CORRAL_SOURCE_DIR and CORRAL_AGENT_PATH must be set (meson test)");
-        builder = g_build_filename (src, "guest-image", "minimal", "build-minimal", NULL);
-        const char *argv[] = { builder, "--agent", agent, NULL };
-        if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
-                           NULL, &status, &error) ||
-            !g_spawn_check_wait_status (status, &error))
-                g_error ("building the minimal image: %s", error->message);
-        return g_strstrip (g_steal_pointer (&out));
-}
-
 static void
 remove_quietly (const char *name)
 {
@@ -152,7 +132,7 @@ main (int argc, char **argv)
                 return 77;
         }
         g_setenv ("XDG_STATE_HOME", state_dir, TRUE);
-        image_dir = build_image ();
+        image_dir = vm_test_build_minimal ();
         kernel = g_build_filename (image_dir, "vmlinuz", NULL);
         initrd = g_build_filename (image_dir, "initramfs.img", NULL);
         corral_vm_manager_open_async (NULL, NULL, got_result, &res);

@@ -7,7 +7,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-manager.h"
-#include "vm-test-skip.h"
+#include "vm-test-util.h"
 #include "corral-process.h"
 
 #include <glib/gstdio.h>
@@ -420,33 +420,6 @@ test_destroy_remove (void)
 
 /* Setup ---------------------------------------------------------------------------------------- */
 
-static void
-skip (const char *why)
-{
-        vm_test_skip (why);
-}
-
-static char *
-build_image (void)
-{
-        const char *src = g_getenv ("CORRAL_SOURCE_DIR");
-        const char *agent = g_getenv ("CORRAL_AGENT_PATH");
-        g_autofree char *builder = NULL;
-        g_autofree char *out = NULL;
-        g_autoptr (GError) error = NULL;
-        int status = 0;
-
-        if (!src || !agent)
-                skip ("CORRAL_SOURCE_DIR and CORRAL_AGENT_PATH must be set (run through meson)");
-        builder = g_build_filename (src, "guest-image", "minimal", "build-minimal", NULL);
-        const char *argv[] = { builder, "--agent", agent, NULL };
-        if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
-                           NULL, &status, &error) ||
-            !g_spawn_check_wait_status (status, &error))
-                skip ("could not build the minimal guest image (build-minimal failed)");
-        return g_strstrip (g_steal_pointer (&out));
-}
-
 /* A previous run that crashed may have left the VM behind. */
 static void
 remove_leftover (void)
@@ -467,14 +440,14 @@ main (int argc, char **argv)
         corral_vm_manager_quiet_libvirt_logs ();
         g_test_init (&argc, &argv, NULL);
         if (!g_find_program_in_path ("qemu-system-x86_64"))
-                skip ("qemu-system-x86_64 is not installed");
+                vm_test_skip ("qemu-system-x86_64 is not installed");
         /* Short, fixed paths: sockets must fit in sun_path, and leftovers are found again. */
         T.state_dir = g_build_filename (g_get_tmp_dir (), "corral-vmtest", NULL);
         g_setenv ("XDG_STATE_HOME", T.state_dir, TRUE);
-        T.image_dir = build_image ();
+        T.image_dir = vm_test_build_minimal ();
         T.manager = open_manager (&error);
         if (!T.manager)
-                skip (error->message);
+                vm_test_skip (error->message);
         remove_leftover ();
         T.client = corral_agent_client_new ();
 

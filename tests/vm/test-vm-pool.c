@@ -8,7 +8,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-process.h"
-#include "vm-test-skip.h"
+#include "vm-test-util.h"
 #include "corral-vm-idle.h"
 #include "corral-vm-manager.h"
 #include "corral-vm-pool.h"
@@ -377,33 +377,6 @@ test_idle (void)
 
 /* Setup ---------------------------------------------------------------------------------------- */
 
-static void
-skip (const char *why)
-{
-        vm_test_skip (why);
-}
-
-static char *
-build_image (void)
-{
-        const char *src = g_getenv ("CORRAL_SOURCE_DIR");
-        const char *agent = g_getenv ("CORRAL_AGENT_PATH");
-        g_autofree char *builder = NULL;
-        g_autofree char *out = NULL;
-        g_autoptr (GError) error = NULL;
-        int status = 0;
-
-        if (!src || !agent)
-                skip ("CORRAL_SOURCE_DIR and CORRAL_AGENT_PATH must be set (run through meson)");
-        builder = g_build_filename (src, "guest-image", "minimal", "build-minimal", NULL);
-        const char *argv[] = { builder, "--agent", agent, NULL };
-        if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
-                           NULL, &status, &error) ||
-            !g_spawn_check_wait_status (status, &error))
-                skip ("could not build the minimal guest image (build-minimal failed)");
-        return g_strstrip (g_steal_pointer (&out));
-}
-
 /* Removes the taken VM and every pool VM (leftovers of a crashed run included). */
 static void
 cleanup (void)
@@ -434,17 +407,17 @@ main (int argc, char **argv)
         corral_vm_manager_quiet_libvirt_logs ();
         g_test_init (&argc, &argv, NULL);
         if (!g_find_program_in_path ("qemu-system-x86_64"))
-                skip ("qemu-system-x86_64 is not installed");
+                vm_test_skip ("qemu-system-x86_64 is not installed");
         /* Its own state dir, so its own embedded libvirt root; short for sun_path. */
         state_dir = g_build_filename (g_get_tmp_dir (), "corral-pooltest", NULL);
         g_setenv ("XDG_STATE_HOME", state_dir, TRUE);
-        T.image_dir = build_image ();
+        T.image_dir = vm_test_build_minimal ();
         kernel = g_build_filename (T.image_dir, "vmlinuz", NULL);
         initrd = g_build_filename (T.image_dir, "initramfs.img", NULL);
         corral_vm_manager_open_async (NULL, NULL, got_result, &res);
         T.manager = corral_vm_manager_open_finish (wait_for (&res), &error);
         if (!T.manager)
-                skip (error->message);
+                vm_test_skip (error->message);
         CorralVmSpec spec = { .memory_mib = 256,
                               .vcpus = 1,
                               .kernel = kernel,

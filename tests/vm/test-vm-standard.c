@@ -9,7 +9,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-image.h"
-#include "vm-test-skip.h"
+#include "vm-test-util.h"
 #include "corral-process.h"
 #include "corral-vm-disk.h"
 #include "corral-vm-fork.h"
@@ -290,12 +290,6 @@ test_remove (void)
 /* Setup ---------------------------------------------------------------------------------------- */
 
 static void
-skip (const char *why)
-{
-        vm_test_skip (why);
-}
-
-static void
 remove_leftovers (void)
 {
         const char *names[] = { FORK, SRC };
@@ -322,11 +316,11 @@ main (int argc, char **argv)
         corral_vm_manager_quiet_libvirt_logs ();
         g_test_init (&argc, &argv, NULL);
         if (!g_find_program_in_path ("qemu-system-x86_64") || !g_find_program_in_path ("qemu-img"))
-                skip ("QEMU is not installed");
+                vm_test_skip ("QEMU is not installed");
         if (!g_find_program_in_path ("mmdebstrap"))
-                skip ("mmdebstrap is not installed (needed to build the standard image)");
+                vm_test_skip ("mmdebstrap is not installed (needed to build the standard image)");
         if (!agent)
-                skip ("CORRAL_AGENT_PATH must be set (run through meson)");
+                vm_test_skip ("CORRAL_AGENT_PATH must be set (run through meson)");
         /* Short, fixed paths: sockets must fit in sun_path; its own embedded libvirt root. */
         state_dir = g_build_filename (g_get_tmp_dir (), "corral-stdtest", NULL);
         g_setenv ("XDG_STATE_HOME", state_dir, TRUE);
@@ -348,7 +342,7 @@ main (int argc, char **argv)
                 T.manager = corral_vm_manager_open_finish (wait_for (&ores), &error);
         }
         if (!T.manager)
-                skip (error->message);
+                vm_test_skip (error->message);
         remove_leftovers ();
         T.src = corral_agent_client_new ();
         T.fork = corral_agent_client_new ();
