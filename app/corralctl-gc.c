@@ -7,30 +7,16 @@
 #include "corral-image.h"
 #include "corral-vm-gc.h"
 #include "corral-vm-manager.h"
+#include "corralctl-vm.h"
 
 #include <stdio.h>
 
 #define EXIT_CTL 125
 
-static void
-got_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
-static GAsyncResult *
-wait_for (GAsyncResult **slot)
-{
-        while (!*slot)
-                g_main_context_iteration (NULL, TRUE);
-        return *slot;
-}
-
 int
 corralctl_gc_main (int argc, char **argv)
 {
         g_autoptr (GError) error = NULL;
-        g_autoptr (GAsyncResult) ores = NULL;
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (CorralVmManager) m = NULL;
         g_autoptr (GPtrArray) items = NULL;
@@ -49,13 +35,12 @@ corralctl_gc_main (int argc, char **argv)
                 }
         }
         corral_vm_manager_quiet_libvirt_logs ();
-        corral_vm_manager_open_async (NULL, NULL, got_result, &ores);
-        if (!(m = corral_vm_manager_open_finish (wait_for (&ores), &error))) {
+        if (!(m = corralctl_vm_open_manager (&error))) {
                 g_printerr ("corralctl: %s\n", error->message);
                 return EXIT_CTL;
         }
-        corral_vm_manager_gc_select_async (m, images, NULL, got_result, &res);
-        if (!(items = corral_vm_manager_gc_select_finish (m, wait_for (&res), &error))) {
+        corral_vm_manager_gc_select_async (m, images, NULL, corralctl_got_result, &res);
+        if (!(items = corral_vm_manager_gc_select_finish (m, corralctl_wait_for (&res), &error))) {
                 g_printerr ("corralctl: %s\n", error->message);
                 return EXIT_CTL;
         }

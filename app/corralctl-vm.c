@@ -22,14 +22,14 @@
 
 #define EXIT_CTL 125
 
-static void
-got_result (GObject *source, GAsyncResult *result, gpointer user_data)
+void
+corralctl_got_result (GObject *source, GAsyncResult *result, gpointer user_data)
 {
         *(GAsyncResult **) user_data = g_object_ref (result);
 }
 
-static GAsyncResult *
-wait_for (GAsyncResult **slot)
+GAsyncResult *
+corralctl_wait_for (GAsyncResult **slot)
 {
         while (!*slot)
                 g_main_context_iteration (NULL, TRUE);
@@ -43,13 +43,13 @@ report (GError *error)
         return EXIT_CTL;
 }
 
-static CorralVmManager *
-open_manager (GError **error)
+CorralVmManager *
+corralctl_vm_open_manager (GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_open_async (NULL, NULL, got_result, &res);
-        return corral_vm_manager_open_finish (wait_for (&res), error);
+        corral_vm_manager_open_async (NULL, NULL, corralctl_got_result, &res);
+        return corral_vm_manager_open_finish (corralctl_wait_for (&res), error);
 }
 
 static void
@@ -58,22 +58,19 @@ on_image_progress (double fraction, const char *text, gpointer user_data)
         g_printerr ("%3.0f%%  %s\n", fraction * 100.0, text);
 }
 
-/* Builds NAME if its inputs changed (cached otherwise), then loads it with its manifest
- * verified: a tampered image is refused here, before anything boots from it. */
+/* Builds NAME if its inputs changed (cached otherwise) and loads it with its manifest verified
+ * (corral_image_build_finish does that): a tampered image is refused before anything boots. */
 static CorralImage *
 ready_image (const char *name, GError **error)
 {
         const char *agent = g_getenv ("CORRAL_AGENT_PATH");
         g_autoptr (GAsyncResult) res = NULL;
-        g_autoptr (CorralImage) built = NULL;
 
         if (!agent || !*agent)
                 agent = CORRAL_AGENT_BUILD_PATH;
-        corral_image_build_async (name, agent, on_image_progress, NULL, NULL, got_result, &res);
-        built = corral_image_build_finish (wait_for (&res), error);
-        if (!built)
-                return NULL;
-        return corral_image_load_dir (name, built->dir, error);
+        corral_image_build_async (name, agent, on_image_progress, NULL, NULL, corralctl_got_result,
+                                  &res);
+        return corral_image_build_finish (corralctl_wait_for (&res), error);
 }
 
 /* Warm pool ---------------------------------------------------------------------------------- */
@@ -88,8 +85,8 @@ take_from_pool (CorralVmManager *m, const char *name)
         g_autoptr (CorralAgentClient) client = NULL;
         g_autofree char *vm_name = NULL;
 
-        corral_vm_pool_take_async (pool, name, NULL, got_result, &res);
-        client = corral_vm_pool_take_finish (pool, wait_for (&res), &vm_name, &error);
+        corral_vm_pool_take_async (pool, name, NULL, corralctl_got_result, &res);
+        client = corral_vm_pool_take_finish (pool, corralctl_wait_for (&res), &vm_name, &error);
         if (client) {
                 g_print ("%s: running (warm pool VM %s, agent %s)\n", name, vm_name,
                          corral_agent_client_get_agent_version (client));
@@ -117,14 +114,16 @@ cmd_pool (CorralVmManager *m, int argc, char **argv)
         if (g_str_equal (sub, "ls") || g_str_equal (sub, "drain")) {
                 pool = corral_vm_pool_new (m, NULL);
                 if (g_str_equal (sub, "drain")) {
-                        corral_vm_pool_drain_async (pool, NULL, got_result, &res);
-                        if (!corral_vm_pool_drain_finish (pool, wait_for (&res), &count, &error))
+                        corral_vm_pool_drain_async (pool, NULL, corralctl_got_result, &res);
+                        if (!corral_vm_pool_drain_finish (pool, corralctl_wait_for (&res), &count,
+                                                          &error))
                                 return report (error);
                         g_print ("removed %u idle pool VMs\n", count);
                         return 0;
                 }
-                corral_vm_pool_list_async (pool, NULL, got_result, &res);
-                if (!(entries = corral_vm_pool_list_finish (pool, wait_for (&res), &error)))
+                corral_vm_pool_list_async (pool, NULL, corralctl_got_result, &res);
+                if (!(entries =
+                              corral_vm_pool_list_finish (pool, corralctl_wait_for (&res), &error)))
                         return report (error);
                 g_print ("%-24s %-9s %-8s %s\n", "NAME", "STATE", "POOL", "ALIAS");
                 for (guint i = 0; i < entries->len; i++) {
@@ -169,8 +168,8 @@ cmd_pool (CorralVmManager *m, int argc, char **argv)
                               .image_name = image->name,
                               .manifest_sha256 = image->manifest_sha256 };
         pool = corral_vm_pool_new (m, &spec);
-        corral_vm_pool_fill_async (pool, n, NULL, got_result, &res);
-        if (!corral_vm_pool_fill_finish (pool, wait_for (&res), &count, &error))
+        corral_vm_pool_fill_async (pool, n, NULL, corralctl_got_result, &res);
+        if (!corral_vm_pool_fill_finish (pool, corralctl_wait_for (&res), &count, &error))
                 return report (error);
         g_print ("booted %u; %u idle pool VMs\n", count, n);
         return 0;
@@ -218,8 +217,8 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                               .manifest_sha256 = image->manifest_sha256,
                               /* A per-VM overlay on it: the image's base is never written. */
                               .disk = image->disk };
-        corral_vm_manager_create_async (m, &spec, NULL, got_result, &res);
-        if (!(info = corral_vm_manager_create_finish (m, wait_for (&res), &error)))
+        corral_vm_manager_create_async (m, &spec, NULL, corralctl_got_result, &res);
+        if (!(info = corral_vm_manager_create_finish (m, corralctl_wait_for (&res), &error)))
                 return report (error);
         g_print ("%s: %s (%s, %s)\n", info->name, corral_vm_state_to_string (info->state),
                  info->transport, info->accel);
@@ -233,8 +232,8 @@ cmd_ls (CorralVmManager *m)
         g_autoptr (GError) error = NULL;
         g_autoptr (GPtrArray) vms = NULL;
 
-        corral_vm_manager_list_async (m, NULL, got_result, &res);
-        if (!(vms = corral_vm_manager_list_finish (m, wait_for (&res), &error)))
+        corral_vm_manager_list_async (m, NULL, corralctl_got_result, &res);
+        if (!(vms = corral_vm_manager_list_finish (m, corralctl_wait_for (&res), &error)))
                 return report (error);
         g_print ("%-24s %-9s %-14s %-5s %8s %4s %9s\n", "NAME", "STATE", "TRANSPORT", "ACCEL",
                  "MEMORY", "CPUS", "DISK");
@@ -254,8 +253,9 @@ connect_client (CorralVmManager *m, const char *name, CorralAgentClient *client,
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_connect_agent_async (m, name, client, 120000, NULL, got_result, &res);
-        return corral_vm_manager_connect_agent_finish (m, wait_for (&res), error);
+        corral_vm_manager_connect_agent_async (m, name, client, 120000, NULL, corralctl_got_result,
+                                               &res);
+        return corral_vm_manager_connect_agent_finish (m, corralctl_wait_for (&res), error);
 }
 
 static int
@@ -267,10 +267,11 @@ cmd_stop (CorralVmManager *m, const char *name)
         g_autoptr (GError) error = NULL;
 
         /* A short try: a VM whose agent is gone is powered off by libvirt instead. */
-        corral_vm_manager_connect_agent_async (m, name, client, 5000, NULL, got_result, &cres);
-        corral_vm_manager_connect_agent_finish (m, wait_for (&cres), NULL);
-        corral_vm_manager_stop_async (m, name, client, 30000, NULL, got_result, &res);
-        if (!corral_vm_manager_stop_finish (m, wait_for (&res), &error))
+        corral_vm_manager_connect_agent_async (m, name, client, 5000, NULL, corralctl_got_result,
+                                               &cres);
+        corral_vm_manager_connect_agent_finish (m, corralctl_wait_for (&cres), NULL);
+        corral_vm_manager_stop_async (m, name, client, 30000, NULL, corralctl_got_result, &res);
+        if (!corral_vm_manager_stop_finish (m, corralctl_wait_for (&res), &error))
                 return report (error);
         return 0;
 }
@@ -287,8 +288,8 @@ cmd_fork (CorralVmManager *m, const char *source, int argc, char **argv)
                 g_printerr ("usage: corralctl vm fork SOURCE NEW\n");
                 return EXIT_CTL;
         }
-        corral_vm_manager_fork_async (m, source, argv[0], NULL, got_result, &res);
-        if (!(info = corral_vm_manager_fork_finish (m, wait_for (&res), &error)))
+        corral_vm_manager_fork_async (m, source, argv[0], NULL, corralctl_got_result, &res);
+        if (!(info = corral_vm_manager_fork_finish (m, corralctl_wait_for (&res), &error)))
                 return report (error);
         g_print ("%s: %s, forked from %s in %.1f s\n", info->name,
                  corral_vm_state_to_string (info->state), source,
@@ -306,8 +307,9 @@ cmd_snapshot (CorralVmManager *m, const char *cmd, const char *name, int argc, c
         if (g_str_equal (cmd, "snapshots")) {
                 g_auto (GStrv) names = NULL;
 
-                corral_vm_manager_snapshot_list_async (m, name, NULL, got_result, &res);
-                if (!(names = corral_vm_manager_snapshot_list_finish (m, wait_for (&res), &error)))
+                corral_vm_manager_snapshot_list_async (m, name, NULL, corralctl_got_result, &res);
+                if (!(names = corral_vm_manager_snapshot_list_finish (m, corralctl_wait_for (&res),
+                                                                      &error)))
                         return report (error);
                 for (char **n = names; *n; n++)
                         g_print ("%s\n", *n);
@@ -321,8 +323,8 @@ cmd_snapshot (CorralVmManager *m, const char *cmd, const char *name, int argc, c
                 op = CORRAL_VM_SNAPSHOT_REVERT;
         else if (g_str_equal (cmd, "snapshot-rm"))
                 op = CORRAL_VM_SNAPSHOT_DELETE;
-        corral_vm_manager_snapshot_async (m, name, argv[0], op, NULL, got_result, &res);
-        if (!corral_vm_manager_snapshot_finish (m, wait_for (&res), &error))
+        corral_vm_manager_snapshot_async (m, name, argv[0], op, NULL, corralctl_got_result, &res);
+        if (!corral_vm_manager_snapshot_finish (m, corralctl_wait_for (&res), &error))
                 return report (error);
         return 0;
 }
@@ -335,8 +337,8 @@ cmd_log (CorralVmManager *m, const char *name)
         g_autoptr (CorralVmInfo) info = NULL;
         g_autofree char *tail = NULL;
 
-        corral_vm_manager_lookup_async (m, name, NULL, got_result, &res);
-        if (!(info = corral_vm_manager_lookup_finish (m, wait_for (&res), &error)))
+        corral_vm_manager_lookup_async (m, name, NULL, corralctl_got_result, &res);
+        if (!(info = corral_vm_manager_lookup_finish (m, corralctl_wait_for (&res), &error)))
                 return report (error);
         if (!(tail = corral_vm_info_read_console_tail (info, 16 * 1024))) {
                 g_printerr ("corralctl: VM “%s” has no console log yet\n", name);
@@ -387,7 +389,7 @@ corralctl_vm_main (int argc, char **argv)
                 return usage ();
         if (!g_str_equal (cmd, "ls") && argc < 3)
                 return usage ();
-        if (!(m = open_manager (&error)))
+        if (!(m = corralctl_vm_open_manager (&error)))
                 return report (error);
         if (g_str_equal (cmd, "ls"))
                 return cmd_ls (m);
@@ -409,8 +411,9 @@ corralctl_vm_main (int argc, char **argv)
 
                 if (!g_str_equal (cmd, simple_ops[i].name))
                         continue;
-                corral_vm_manager_op_async (m, argv[2], simple_ops[i].op, NULL, got_result, &res);
-                if (!corral_vm_manager_op_finish (m, wait_for (&res), &error))
+                corral_vm_manager_op_async (m, argv[2], simple_ops[i].op, NULL,
+                                            corralctl_got_result, &res);
+                if (!corral_vm_manager_op_finish (m, corralctl_wait_for (&res), &error))
                         return report (error);
                 return 0;
         }
@@ -429,7 +432,7 @@ corralctl_vm_connect (const char *name,
         g_autoptr (CorralAgentClient) client = NULL;
 
         corral_vm_manager_quiet_libvirt_logs ();
-        if (!(m = open_manager (error)))
+        if (!(m = corralctl_vm_open_manager (error)))
                 return FALSE;
         client = corral_agent_client_new ();
         if (!connect_client (m, name, client, error))

@@ -8,6 +8,15 @@
 
 int corralctl_vm_main (int argc, char **argv);
 
+/* Blocking use of _async/_finish pairs in a one-shot command: pass corralctl_got_result with
+ * &res (a NULL-initialised GAsyncResult *); corralctl_wait_for (&res) iterates the default main
+ * context (which also runs libvirt's event loop) until it is set. */
+void corralctl_got_result (GObject *source, GAsyncResult *result, gpointer user_data);
+GAsyncResult *corralctl_wait_for (GAsyncResult **slot);
+
+/* Opens the VM manager on the default host selection. */
+CorralVmManager *corralctl_vm_open_manager (GError **error);
+
 /* Opens the VM manager and connects a client to VM name's agent (waiting for it to boot). */
 gboolean corralctl_vm_connect (const char *name,
                                CorralVmManager **ret_manager,

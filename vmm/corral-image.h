@@ -68,6 +68,7 @@ void corral_image_build_async (const char *name,
                                GCancellable *cancellable,
                                GAsyncReadyCallback callback,
                                gpointer user_data);
+/* The built (or cached) image, loaded with corral_image_load_dir: its manifest verified. */
 CorralImage *corral_image_build_finish (GAsyncResult *result, GError **error);
 
 typedef struct {

@@ -25,20 +25,6 @@
 
 static CorralVmManager *manager;
 
-static void
-got_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
-static GAsyncResult *
-wait_for (GAsyncResult **slot)
-{
-        while (!*slot)
-                g_main_context_iteration (NULL, TRUE);
-        return *slot;
-}
-
 /* error is read after ok was computed (argument evaluation order is unspecified). */
 static void
 check (gboolean ok, GError **error, const char *what)
@@ -53,8 +39,8 @@ vm_op (const char *name, CorralVmOp op)
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (GError) error = NULL;
 
-        corral_vm_manager_op_async (manager, name, op, NULL, got_result, &res);
-        check (corral_vm_manager_op_finish (manager, wait_for (&res), &error), &error,
+        corral_vm_manager_op_async (manager, name, op, NULL, vm_test_got_result, &res);
+        check (corral_vm_manager_op_finish (manager, vm_test_wait_for (&res), &error), &error,
                "VM operation");
 }
 
@@ -65,9 +51,9 @@ connect_agent (const char *name, CorralAgentClient *client)
         g_autoptr (GError) error = NULL;
 
         corral_vm_manager_connect_agent_async (manager, name, client, BOOT_TIMEOUT_MS, NULL,
-                                               got_result, &res);
-        check (corral_vm_manager_connect_agent_finish (manager, wait_for (&res), &error), &error,
-               "connecting to the agent");
+                                               vm_test_got_result, &res);
+        check (corral_vm_manager_connect_agent_finish (manager, vm_test_wait_for (&res), &error),
+               &error, "connecting to the agent");
 }
 
 static void
@@ -79,8 +65,8 @@ exec_true (CorralAgentClient *client)
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralRunResult) r = NULL;
 
-        corral_agent_client_run_async (client, spec, 1024, NULL, got_result, &res);
-        r = corral_agent_client_run_finish (client, wait_for (&res), &error);
+        corral_agent_client_run_async (client, spec, 1024, NULL, vm_test_got_result, &res);
+        r = corral_agent_client_run_finish (client, vm_test_wait_for (&res), &error);
         check (r && r->exit_code == 0, &error, "exec /bin/true");
 }
 
@@ -89,8 +75,9 @@ remove_quietly (const char *name)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_op_async (manager, name, CORRAL_VM_OP_REMOVE, NULL, got_result, &res);
-        corral_vm_manager_op_finish (manager, wait_for (&res), NULL);
+        corral_vm_manager_op_async (manager, name, CORRAL_VM_OP_REMOVE, NULL, vm_test_got_result,
+                                    &res);
+        corral_vm_manager_op_finish (manager, vm_test_wait_for (&res), NULL);
 }
 
 static void
@@ -99,8 +86,9 @@ drain (CorralVmPool *pool)
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (GError) error = NULL;
 
-        corral_vm_pool_drain_async (pool, NULL, got_result, &res);
-        check (corral_vm_pool_drain_finish (pool, wait_for (&res), NULL, &error), &error, "drain");
+        corral_vm_pool_drain_async (pool, NULL, vm_test_got_result, &res);
+        check (corral_vm_pool_drain_finish (pool, vm_test_wait_for (&res), NULL, &error), &error,
+               "drain");
         while (corral_vm_pool_get_n_booting (pool) > 0)
                 g_main_context_iteration (NULL, TRUE);
 }
@@ -135,8 +123,8 @@ main (int argc, char **argv)
         image_dir = vm_test_build_minimal ();
         kernel = g_build_filename (image_dir, "vmlinuz", NULL);
         initrd = g_build_filename (image_dir, "initramfs.img", NULL);
-        corral_vm_manager_open_async (NULL, NULL, got_result, &res);
-        manager = corral_vm_manager_open_finish (wait_for (&res), &error);
+        corral_vm_manager_open_async (NULL, NULL, vm_test_got_result, &res);
+        manager = corral_vm_manager_open_finish (vm_test_wait_for (&res), &error);
         check (manager != NULL, &error, "opening libvirt");
         CorralVmSpec spec = { .memory_mib = MEMORY_MIB,
                               .vcpus = 2,
@@ -160,8 +148,8 @@ main (int argc, char **argv)
 
                 cspec.name = "bench-cold";
                 t0 = bench_now ();
-                corral_vm_manager_create_async (manager, &cspec, NULL, got_result, &cres);
-                info = corral_vm_manager_create_finish (manager, wait_for (&cres), &error);
+                corral_vm_manager_create_async (manager, &cspec, NULL, vm_test_got_result, &cres);
+                info = corral_vm_manager_create_finish (manager, vm_test_wait_for (&cres), &error);
                 check (info != NULL, &error, "cold boot");
                 connect_agent ("bench-cold", client);
                 exec_true (client);
@@ -177,9 +165,9 @@ main (int argc, char **argv)
         {
                 g_autoptr (GAsyncResult) fres = NULL;
 
-                corral_vm_pool_fill_async (pool, 1, NULL, got_result, &fres);
-                check (corral_vm_pool_fill_finish (pool, wait_for (&fres), NULL, &error), &error,
-                       "pool fill");
+                corral_vm_pool_fill_async (pool, 1, NULL, vm_test_got_result, &fres);
+                check (corral_vm_pool_fill_finish (pool, vm_test_wait_for (&fres), NULL, &error),
+                       &error, "pool fill");
         }
         corral_vm_pool_set_size (pool, 1);
         for (int i = 0; i < HANDOUT_RUNS; i++) {
@@ -191,8 +179,8 @@ main (int argc, char **argv)
                 while (corral_vm_pool_get_n_ready (pool) < 1)
                         g_main_context_iteration (NULL, TRUE);
                 t0 = bench_now ();
-                corral_vm_pool_take_async (pool, alias, NULL, got_result, &tres);
-                client = corral_vm_pool_take_finish (pool, wait_for (&tres), NULL, &error);
+                corral_vm_pool_take_async (pool, alias, NULL, vm_test_got_result, &tres);
+                client = corral_vm_pool_take_finish (pool, vm_test_wait_for (&tres), NULL, &error);
                 check (client != NULL, &error, "pool take");
                 t1 = bench_now ();
                 exec_true (client);

@@ -34,29 +34,15 @@ static struct {
                 }                                                                                  \
         } while (0)
 
-/* Running async calls to completion ---------------------------------------------------------- */
-
-static void
-got_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
-static GAsyncResult *
-wait_for (GAsyncResult **slot)
-{
-        while (!*slot)
-                g_main_context_iteration (NULL, TRUE);
-        return *slot;
-}
+/* Helpers ------------------------------------------------------------------------------------ */
 
 static CorralVmManager *
 open_manager (GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_open_async (NULL, NULL, got_result, &res);
-        return corral_vm_manager_open_finish (wait_for (&res), error);
+        corral_vm_manager_open_async (NULL, NULL, vm_test_got_result, &res);
+        return corral_vm_manager_open_finish (vm_test_wait_for (&res), error);
 }
 
 static gboolean
@@ -64,8 +50,8 @@ vm_op (CorralVmOp op, GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_op_async (T.manager, VM_NAME, op, NULL, got_result, &res);
-        return corral_vm_manager_op_finish (T.manager, wait_for (&res), error);
+        corral_vm_manager_op_async (T.manager, VM_NAME, op, NULL, vm_test_got_result, &res);
+        return corral_vm_manager_op_finish (T.manager, vm_test_wait_for (&res), error);
 }
 
 static CorralVmInfo *
@@ -73,8 +59,8 @@ vm_lookup (GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_lookup_async (T.manager, VM_NAME, NULL, got_result, &res);
-        return corral_vm_manager_lookup_finish (T.manager, wait_for (&res), error);
+        corral_vm_manager_lookup_async (T.manager, VM_NAME, NULL, vm_test_got_result, &res);
+        return corral_vm_manager_lookup_finish (T.manager, vm_test_wait_for (&res), error);
 }
 
 static gboolean
@@ -83,8 +69,8 @@ connect_agent (GError **error)
         g_autoptr (GAsyncResult) res = NULL;
 
         corral_vm_manager_connect_agent_async (T.manager, VM_NAME, T.client, BOOT_TIMEOUT_MS, NULL,
-                                               got_result, &res);
-        return corral_vm_manager_connect_agent_finish (T.manager, wait_for (&res), error);
+                                               vm_test_got_result, &res);
+        return corral_vm_manager_connect_agent_finish (T.manager, vm_test_wait_for (&res), error);
 }
 
 static CorralRunResult *
@@ -94,8 +80,8 @@ run (const char *command, GError **error)
         g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_shell (command);
 
         corral_exec_spec_set_timeout_ms (spec, 30000);
-        corral_agent_client_run_async (T.client, spec, 64 * 1024, NULL, got_result, &res);
-        return corral_agent_client_run_finish (T.client, wait_for (&res), error);
+        corral_agent_client_run_async (T.client, spec, 64 * 1024, NULL, vm_test_got_result, &res);
+        return corral_agent_client_run_finish (T.client, vm_test_wait_for (&res), error);
 }
 
 static char *
@@ -130,8 +116,8 @@ test_boot (void)
         g_autoptr (CorralVmInfo) info = NULL;
         gint64 start = g_get_monotonic_time ();
 
-        corral_vm_manager_create_async (T.manager, &spec, NULL, got_result, &res);
-        info = corral_vm_manager_create_finish (T.manager, wait_for (&res), &error);
+        corral_vm_manager_create_async (T.manager, &spec, NULL, vm_test_got_result, &res);
+        info = corral_vm_manager_create_finish (T.manager, vm_test_wait_for (&res), &error);
         g_assert_no_error (error);
         g_assert_nonnull (info);
         if (!info)
@@ -281,8 +267,8 @@ test_reattach_body (void)
 
         T.manager = open_manager (&error);
         g_assert_no_error (error);
-        corral_vm_manager_list_async (T.manager, NULL, got_result, &res);
-        vms = corral_vm_manager_list_finish (T.manager, wait_for (&res), &error);
+        corral_vm_manager_list_async (T.manager, NULL, vm_test_got_result, &res);
+        vms = corral_vm_manager_list_finish (T.manager, vm_test_wait_for (&res), &error);
         g_assert_no_error (error);
         for (guint i = 0; vms && i < vms->len; i++) {
                 CorralVmInfo *info = vms->pdata[i];

@@ -27,20 +27,6 @@ static struct {
         char *image_dir;
 } T;
 
-static void
-got_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
-static GAsyncResult *
-wait_for (GAsyncResult **slot)
-{
-        while (!*slot)
-                g_main_context_iteration (NULL, TRUE);
-        return *slot;
-}
-
 static gboolean
 flag_cb (gpointer user_data)
 {
@@ -77,8 +63,8 @@ vm_lookup (const char *name, GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_lookup_async (T.manager, name, NULL, got_result, &res);
-        return corral_vm_manager_lookup_finish (T.manager, wait_for (&res), error);
+        corral_vm_manager_lookup_async (T.manager, name, NULL, vm_test_got_result, &res);
+        return corral_vm_manager_lookup_finish (T.manager, vm_test_wait_for (&res), error);
 }
 
 static gboolean
@@ -86,8 +72,8 @@ vm_op (const char *name, CorralVmOp op, GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_op_async (T.manager, name, op, NULL, got_result, &res);
-        return corral_vm_manager_op_finish (T.manager, wait_for (&res), error);
+        corral_vm_manager_op_async (T.manager, name, op, NULL, vm_test_got_result, &res);
+        return corral_vm_manager_op_finish (T.manager, vm_test_wait_for (&res), error);
 }
 
 static CorralRunResult *
@@ -97,8 +83,8 @@ run (CorralAgentClient *client, const char *command, GError **error)
         g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_shell (command);
 
         corral_exec_spec_set_timeout_ms (spec, 30000);
-        corral_agent_client_run_async (client, spec, 64 * 1024, NULL, got_result, &res);
-        return corral_agent_client_run_finish (client, wait_for (&res), error);
+        corral_agent_client_run_async (client, spec, 64 * 1024, NULL, vm_test_got_result, &res);
+        return corral_agent_client_run_finish (client, vm_test_wait_for (&res), error);
 }
 
 static GPtrArray *
@@ -106,8 +92,8 @@ pool_list (GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_pool_list_async (T.pool, NULL, got_result, &res);
-        return corral_vm_pool_list_finish (T.pool, wait_for (&res), error);
+        corral_vm_pool_list_async (T.pool, NULL, vm_test_got_result, &res);
+        return corral_vm_pool_list_finish (T.pool, vm_test_wait_for (&res), error);
 }
 
 static gboolean
@@ -115,8 +101,8 @@ pool_drain (guint *removed, GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_pool_drain_async (T.pool, NULL, got_result, &res);
-        return corral_vm_pool_drain_finish (T.pool, wait_for (&res), removed, error);
+        corral_vm_pool_drain_async (T.pool, NULL, vm_test_got_result, &res);
+        return corral_vm_pool_drain_finish (T.pool, vm_test_wait_for (&res), removed, error);
 }
 
 static gboolean
@@ -142,8 +128,9 @@ test_fill (void)
         guint booted = 0;
         gint64 start = g_get_monotonic_time ();
 
-        corral_vm_pool_fill_async (T.pool, 1, NULL, got_result, &res);
-        g_assert_true (corral_vm_pool_fill_finish (T.pool, wait_for (&res), &booted, &error));
+        corral_vm_pool_fill_async (T.pool, 1, NULL, vm_test_got_result, &res);
+        g_assert_true (
+                corral_vm_pool_fill_finish (T.pool, vm_test_wait_for (&res), &booted, &error));
         g_assert_no_error (error);
         g_assert_cmpuint (booted, ==, 1);
         g_assert_cmpuint (corral_vm_pool_get_n_ready (T.pool), ==, 1);
@@ -165,8 +152,9 @@ test_fill (void)
 
         /* Filling to what is there boots nothing. */
         g_clear_object (&res);
-        corral_vm_pool_fill_async (T.pool, 1, NULL, got_result, &res);
-        g_assert_true (corral_vm_pool_fill_finish (T.pool, wait_for (&res), &booted, &error));
+        corral_vm_pool_fill_async (T.pool, 1, NULL, vm_test_got_result, &res);
+        g_assert_true (
+                corral_vm_pool_fill_finish (T.pool, vm_test_wait_for (&res), &booted, &error));
         g_assert_cmpuint (booted, ==, 0);
 }
 
@@ -180,8 +168,9 @@ test_take (void)
 
         corral_vm_pool_set_size (T.pool, 1);
         start = g_get_monotonic_time ();
-        corral_vm_pool_take_async (T.pool, ALIAS, NULL, got_result, &res);
-        T.taken = corral_vm_pool_take_finish (T.pool, wait_for (&res), &T.taken_name, &error);
+        corral_vm_pool_take_async (T.pool, ALIAS, NULL, vm_test_got_result, &res);
+        T.taken =
+                corral_vm_pool_take_finish (T.pool, vm_test_wait_for (&res), &T.taken_name, &error);
         taken_at = g_get_monotonic_time ();
         g_assert_no_error (error);
         g_assert_nonnull (T.taken);
@@ -256,18 +245,19 @@ test_alias (void)
         }
         /* The channel takes one client at a time: while the handed-out one is connected, a
          * second connect times out (and must not block the main loop)... */
-        corral_vm_manager_connect_agent_async (T.manager, ALIAS, second, 1500, NULL, got_result,
-                                               &res);
-        g_assert_false (
-                corral_vm_manager_connect_agent_finish (T.manager, wait_for (&res), &error));
+        corral_vm_manager_connect_agent_async (T.manager, ALIAS, second, 1500, NULL,
+                                               vm_test_got_result, &res);
+        g_assert_false (corral_vm_manager_connect_agent_finish (T.manager, vm_test_wait_for (&res),
+                                                                &error));
         g_assert_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_TIMEOUT);
         g_clear_error (&error);
         g_clear_object (&res);
         /* ...and once it disconnects, reconnecting by the alias works (re-attach). */
         corral_agent_client_close (T.taken);
-        corral_vm_manager_connect_agent_async (T.manager, ALIAS, T.taken, 30000, NULL, got_result,
-                                               &res);
-        g_assert_true (corral_vm_manager_connect_agent_finish (T.manager, wait_for (&res), &error));
+        corral_vm_manager_connect_agent_async (T.manager, ALIAS, T.taken, 30000, NULL,
+                                               vm_test_got_result, &res);
+        g_assert_true (corral_vm_manager_connect_agent_finish (T.manager, vm_test_wait_for (&res),
+                                                               &error));
         g_assert_no_error (error);
         r = run (T.taken, "echo via-alias", &error);
         g_assert_no_error (error);
@@ -276,8 +266,8 @@ test_alias (void)
                                  g_bytes_get_size (r->stdout_data), "via-alias\n", 10);
 
         /* The alias is taken now: a second take under it fails and keeps the idle VM. */
-        corral_vm_pool_take_async (T.pool, ALIAS, NULL, got_result, &res2);
-        dup = corral_vm_pool_take_finish (T.pool, wait_for (&res2), NULL, &error);
+        corral_vm_pool_take_async (T.pool, ALIAS, NULL, vm_test_got_result, &res2);
+        dup = corral_vm_pool_take_finish (T.pool, vm_test_wait_for (&res2), NULL, &error);
         g_assert_null (dup);
         g_assert_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_EXISTS);
         g_assert_cmpuint (corral_vm_pool_get_n_ready (T.pool), ==, 1);
@@ -300,8 +290,8 @@ test_drain_empty (void)
         /* The taken VM survives a drain. */
         if (T.taken)
                 g_assert_true (corral_agent_client_get_connected (T.taken));
-        corral_vm_pool_take_async (T.pool, "pooltest-b", NULL, got_result, &res);
-        none = corral_vm_pool_take_finish (T.pool, wait_for (&res), NULL, &error);
+        corral_vm_pool_take_async (T.pool, "pooltest-b", NULL, vm_test_got_result, &res);
+        none = corral_vm_pool_take_finish (T.pool, vm_test_wait_for (&res), NULL, &error);
         g_assert_null (none);
         g_assert_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM);
 }
@@ -335,8 +325,8 @@ test_idle (void)
         }
         idle = corral_vm_idle_new (T.manager, ALIAS, T.taken, 2000);
         g_signal_connect (idle, "paused", G_CALLBACK (on_paused), &paused);
-        corral_vm_idle_run_async (idle, echo1, 4096, NULL, got_result, &res1);
-        r1 = corral_vm_idle_run_finish (idle, wait_for (&res1), &error);
+        corral_vm_idle_run_async (idle, echo1, 4096, NULL, vm_test_got_result, &res1);
+        r1 = corral_vm_idle_run_finish (idle, vm_test_wait_for (&res1), &error);
         g_assert_no_error (error);
         g_assert_nonnull (r1);
 
@@ -358,8 +348,8 @@ test_idle (void)
 
         /* A request wakes it and is answered. */
         start = g_get_monotonic_time ();
-        corral_vm_idle_run_async (idle, echo2, 4096, NULL, got_result, &res2);
-        r2 = corral_vm_idle_run_finish (idle, wait_for (&res2), &error);
+        corral_vm_idle_run_async (idle, echo2, 4096, NULL, vm_test_got_result, &res2);
+        r2 = corral_vm_idle_run_finish (idle, vm_test_wait_for (&res2), &error);
         g_assert_no_error (error);
         g_assert_nonnull (r2);
         if (r2)
@@ -414,8 +404,8 @@ main (int argc, char **argv)
         T.image_dir = vm_test_build_minimal ();
         kernel = g_build_filename (T.image_dir, "vmlinuz", NULL);
         initrd = g_build_filename (T.image_dir, "initramfs.img", NULL);
-        corral_vm_manager_open_async (NULL, NULL, got_result, &res);
-        T.manager = corral_vm_manager_open_finish (wait_for (&res), &error);
+        corral_vm_manager_open_async (NULL, NULL, vm_test_got_result, &res);
+        T.manager = corral_vm_manager_open_finish (vm_test_wait_for (&res), &error);
         if (!T.manager)
                 vm_test_skip (error->message);
         CorralVmSpec spec = { .memory_mib = 256,

@@ -37,27 +37,13 @@ static struct {
         gboolean forked;
 } T;
 
-static void
-got_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-        *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
-static GAsyncResult *
-wait_for (GAsyncResult **slot)
-{
-        while (!*slot)
-                g_main_context_iteration (NULL, TRUE);
-        return *slot;
-}
-
 static gboolean
 vm_op (const char *name, CorralVmOp op, GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_op_async (T.manager, name, op, NULL, got_result, &res);
-        return corral_vm_manager_op_finish (T.manager, wait_for (&res), error);
+        corral_vm_manager_op_async (T.manager, name, op, NULL, vm_test_got_result, &res);
+        return corral_vm_manager_op_finish (T.manager, vm_test_wait_for (&res), error);
 }
 
 static gboolean
@@ -66,8 +52,8 @@ connect_agent (const char *name, CorralAgentClient *client, GError **error)
         g_autoptr (GAsyncResult) res = NULL;
 
         corral_vm_manager_connect_agent_async (T.manager, name, client, BOOT_TIMEOUT_MS, NULL,
-                                               got_result, &res);
-        return corral_vm_manager_connect_agent_finish (T.manager, wait_for (&res), error);
+                                               vm_test_got_result, &res);
+        return corral_vm_manager_connect_agent_finish (T.manager, vm_test_wait_for (&res), error);
 }
 
 static char *
@@ -79,8 +65,8 @@ run_stdout (CorralAgentClient *client, const char *command)
         g_autoptr (CorralRunResult) r = NULL;
 
         corral_exec_spec_set_timeout_ms (spec, 60000);
-        corral_agent_client_run_async (client, spec, 64 * 1024, NULL, got_result, &res);
-        r = corral_agent_client_run_finish (client, wait_for (&res), &error);
+        corral_agent_client_run_async (client, spec, 64 * 1024, NULL, vm_test_got_result, &res);
+        r = corral_agent_client_run_finish (client, vm_test_wait_for (&res), &error);
         g_assert_no_error (error);
         if (!r)
                 return NULL;
@@ -124,8 +110,8 @@ test_boot (void)
         gint64 start = g_get_monotonic_time ();
 
         g_assert_nonnull (T.image->disk);
-        corral_vm_manager_create_async (T.manager, &spec, NULL, got_result, &res);
-        info = corral_vm_manager_create_finish (T.manager, wait_for (&res), &error);
+        corral_vm_manager_create_async (T.manager, &spec, NULL, vm_test_got_result, &res);
+        info = corral_vm_manager_create_finish (T.manager, vm_test_wait_for (&res), &error);
         g_assert_no_error (error);
         if (!info)
                 return;
@@ -176,8 +162,8 @@ test_fork (void)
         g_assert_cmpstr (w, ==, "ok\n");
         src_boot = g_strdup (corral_agent_client_get_boot_id (T.src));
         start = g_get_monotonic_time ();
-        corral_vm_manager_fork_async (T.manager, SRC, FORK, NULL, got_result, &res);
-        info = corral_vm_manager_fork_finish (T.manager, wait_for (&res), &error);
+        corral_vm_manager_fork_async (T.manager, SRC, FORK, NULL, vm_test_got_result, &res);
+        info = corral_vm_manager_fork_finish (T.manager, vm_test_wait_for (&res), &error);
         g_assert_no_error (error);
         if (!info)
                 return;
@@ -213,8 +199,8 @@ snapshot_op (const char *snap, CorralVmSnapshotOp op, GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
 
-        corral_vm_manager_snapshot_async (T.manager, SRC, snap, op, NULL, got_result, &res);
-        return corral_vm_manager_snapshot_finish (T.manager, wait_for (&res), error);
+        corral_vm_manager_snapshot_async (T.manager, SRC, snap, op, NULL, vm_test_got_result, &res);
+        return corral_vm_manager_snapshot_finish (T.manager, vm_test_wait_for (&res), error);
 }
 
 static void
@@ -235,8 +221,8 @@ test_snapshot (void)
         g_assert_true (snapshot_op ("s1", CORRAL_VM_SNAPSHOT_CREATE, &error));
         g_assert_no_error (error);
         g_printerr ("# live internal snapshot: %.2f s\n", (g_get_monotonic_time () - start) / 1e6);
-        corral_vm_manager_snapshot_list_async (T.manager, SRC, NULL, got_result, &res);
-        names = corral_vm_manager_snapshot_list_finish (T.manager, wait_for (&res), &error);
+        corral_vm_manager_snapshot_list_async (T.manager, SRC, NULL, vm_test_got_result, &res);
+        names = corral_vm_manager_snapshot_list_finish (T.manager, vm_test_wait_for (&res), &error);
         g_assert_no_error (error);
         g_assert_nonnull (names);
         if (names)
@@ -325,8 +311,8 @@ main (int argc, char **argv)
         state_dir = g_build_filename (g_get_tmp_dir (), "corral-stdtest", NULL);
         g_setenv ("XDG_STATE_HOME", state_dir, TRUE);
 
-        corral_image_build_async ("standard", agent, NULL, NULL, NULL, got_result, &res);
-        T.image = corral_image_build_finish (wait_for (&res), &error);
+        corral_image_build_async ("standard", agent, NULL, NULL, NULL, vm_test_got_result, &res);
+        T.image = corral_image_build_finish (vm_test_wait_for (&res), &error);
         if (!T.image) {
                 g_autofree char *why =
                         g_strdup_printf ("building the standard image failed: %s", error->message);
@@ -338,8 +324,8 @@ main (int argc, char **argv)
         {
                 g_autoptr (GAsyncResult) ores = NULL;
 
-                corral_vm_manager_open_async (NULL, NULL, got_result, &ores);
-                T.manager = corral_vm_manager_open_finish (wait_for (&ores), &error);
+                corral_vm_manager_open_async (NULL, NULL, vm_test_got_result, &ores);
+                T.manager = corral_vm_manager_open_finish (vm_test_wait_for (&ores), &error);
         }
         if (!T.manager)
                 vm_test_skip (error->message);

@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <gio/gio.h>
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,22 @@ vm_test_skip (const char *why)
         }
         printf ("SKIP: %s\n", why);
         exit (77);
+}
+
+/* Running async calls to completion: pass vm_test_got_result with &res (NULL-initialised
+ * GAsyncResult *), then vm_test_wait_for (&res) iterates the default main context until then. */
+static inline void
+vm_test_got_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+static inline GAsyncResult *
+vm_test_wait_for (GAsyncResult **slot)
+{
+        while (!*slot)
+                g_main_context_iteration (NULL, TRUE);
+        return *slot;
 }
 
 /* The minimal image's folder (built, or reused from the cache, by build-minimal). */
