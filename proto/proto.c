@@ -42,7 +42,9 @@ proto_header_encode (uint8_t out[PROTO_HEADER_SIZE],
 static bool
 channel_frame (uint8_t type)
 {
-        return type == PROTO_FRAME_DATA || type == PROTO_FRAME_CREDIT || type == PROTO_FRAME_CLOSE;
+        /* FS_REQUEST / FS_REPLY carry the request id in the channel field. */
+        return type == PROTO_FRAME_DATA || type == PROTO_FRAME_CREDIT || type == PROTO_FRAME_CLOSE ||
+               type == PROTO_FRAME_FS_REQUEST || type == PROTO_FRAME_FS_REPLY;
 }
 
 /* Per-type rules that can be checked from the header alone. */
@@ -65,6 +67,11 @@ header_consistent (uint8_t type, uint8_t flags, uint32_t channel, uint32_t lengt
                 return flags == 0 && length == 8;
         case PROTO_FRAME_CLOSE:
                 return flags == 0 && length == 0;
+        case PROTO_FRAME_FS_REQUEST:
+        case PROTO_FRAME_FS_REPLY:
+        case PROTO_FRAME_FS_NOTIFY:
+                /* Binary; every request, reply and notification has at least its 4-byte head. */
+                return flags == 0 && length >= 4;
         default:
                 /* JSON control frames: never empty. */
                 return flags == 0 && length > 0;
@@ -271,7 +278,8 @@ proto_frame_type_name (uint8_t type)
                 [PROTO_FRAME_RESPONSE] = "RESPONSE", [PROTO_FRAME_EVENT] = "EVENT",
                 [PROTO_FRAME_DATA] = "DATA",         [PROTO_FRAME_CREDIT] = "CREDIT",
                 [PROTO_FRAME_PING] = "PING",         [PROTO_FRAME_PONG] = "PONG",
-                [PROTO_FRAME_CLOSE] = "CLOSE",
+                [PROTO_FRAME_CLOSE] = "CLOSE",       [PROTO_FRAME_FS_REQUEST] = "FS_REQUEST",
+                [PROTO_FRAME_FS_REPLY] = "FS_REPLY", [PROTO_FRAME_FS_NOTIFY] = "FS_NOTIFY",
         };
 
         if (type < PROTO_FRAME_HELLO || type > PROTO_FRAME_TYPE_MAX)

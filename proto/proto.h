@@ -37,9 +37,13 @@ typedef enum {
         PROTO_FRAME_PING = 7,
         PROTO_FRAME_PONG = 8,
         PROTO_FRAME_CLOSE = 9,
+        /* File service (fs.h, FS-PROTOCOL.md): its own connection, never the agent's. */
+        PROTO_FRAME_FS_REQUEST = 10,
+        PROTO_FRAME_FS_REPLY = 11,
+        PROTO_FRAME_FS_NOTIFY = 12,
 } ProtoFrameType;
 
-#define PROTO_FRAME_TYPE_MAX PROTO_FRAME_CLOSE
+#define PROTO_FRAME_TYPE_MAX PROTO_FRAME_FS_NOTIFY
 
 /* DATA flags */
 #define PROTO_DATA_STREAM_MASK 0x03u

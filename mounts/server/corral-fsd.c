@@ -1,0 +1,639 @@
+/* corral-fsd — the host file server for one VM's shared folders.
+ *
+ *   corral-fsd (--fd N | --connect SOCKET) [--share NAME:MODE:PATH]... [--config FILE]
+ *              [--control SOCKET] [--audit FILE] [--keep-dir DIR] [--protect PATTERN]...
+ *
+ * Serves FS-PROTOCOL.md on the channel (an fd it inherited, or the VM's virtio-serial socket),
+ * takes share changes on a control socket (JSON lines: add, remove, set-mode, list) and keeps
+ * the share list in --config so that a restarted server serves the same folders. Exits when
+ * the channel closes.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gio/gio.h>
+#include <gio/gunixsocketaddress.h>
+#include <glib-unix.h>
+#include <glib/gi18n.h>
+#include <locale.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "corral-glib-compat.h"
+#include "fs-server.h"
+#include "proto.h"
+
+#define OUT_HIGH (8u << 20) /* stop reading requests above this much queued output */
+#define OUT_LOW (1u << 20)
+#define MAX_CONTROL_LINE (64u * 1024u)
+
+typedef struct {
+        GMainLoop *loop;
+        FsServer *server;
+        FsAudit *audit;
+        char *config_path;
+        char **protect;
+        int fd;
+        guint in_source, out_source;
+        ProtoDecoder dec;
+        GQueue out; /* GBytes */
+        size_t out_offset; /* into the head */
+        size_t out_bytes;
+        char nonce[PROTO_NONCE_HEX_LEN + 1];
+        bool established;
+        int status;
+        uint8_t *reply_buf;
+} Fsd;
+
+static void update_sources (Fsd *d);
+
+static void
+fsd_quit (Fsd *d, int status)
+{
+        d->status = status;
+        g_main_loop_quit (d->loop);
+}
+
+/* Output -------------------------------------------------------------------------------------- */
+
+static void
+queue_frame (Fsd *d, uint8_t type, uint32_t channel, const void *payload, size_t len)
+{
+        uint8_t *buf = g_malloc (PROTO_HEADER_SIZE + len);
+
+        proto_header_encode (buf, type, 0, channel, (uint32_t) len);
+        if (len)
+                memcpy (buf + PROTO_HEADER_SIZE, payload, len);
+        g_queue_push_tail (&d->out, g_bytes_new_take (buf, PROTO_HEADER_SIZE + len));
+        d->out_bytes += PROTO_HEADER_SIZE + len;
+}
+
+static gboolean
+flush_out (Fsd *d)
+{
+        while (!g_queue_is_empty (&d->out)) {
+                struct iovec iov[64];
+                guint n = 0;
+                ssize_t w;
+                size_t off = d->out_offset;
+
+                for (GList *l = d->out.head; l && n < G_N_ELEMENTS (iov); l = l->next) {
+                        gsize size;
+                        const uint8_t *data = g_bytes_get_data (l->data, &size);
+                        iov[n].iov_base = (void *) (data + off);
+                        iov[n].iov_len = size - off;
+                        off = 0;
+                        n++;
+                }
+                w = writev (d->fd, iov, (int) n);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0 && errno == EAGAIN)
+                        return TRUE;
+                if (w < 0) {
+                        g_message ("The file-service channel closed: %s", g_strerror (errno));
+                        fsd_quit (d, 0);
+                        return FALSE;
+                }
+                d->out_bytes -= (size_t) w;
+                while (w > 0) {
+                        gsize size;
+                        GBytes *head = g_queue_peek_head (&d->out);
+                        size_t left;
+
+                        g_bytes_get_data (head, &size);
+                        left = size - d->out_offset;
+                        if ((size_t) w < left) {
+                                d->out_offset += (size_t) w;
+                                w = 0;
+                        } else {
+                                w -= (ssize_t) left;
+                                d->out_offset = 0;
+                                g_bytes_unref (g_queue_pop_head (&d->out));
+                        }
+                }
+        }
+        return TRUE;
+}
+
+static gboolean
+on_writable (int fd, GIOCondition cond, gpointer user_data)
+{
+        Fsd *d = user_data;
+
+        d->out_source = 0;
+        if (flush_out (d))
+                update_sources (d);
+        return G_SOURCE_REMOVE;
+}
+
+/* Input --------------------------------------------------------------------------------------- */
+
+static void
+send_hello (Fsd *d)
+{
+        g_autofree uint8_t *buf = NULL;
+        size_t len;
+        cJSON *hello = cJSON_CreateObject ();
+
+        proto_random_hex (d->nonce, PROTO_NONCE_HEX_LEN / 2);
+        cJSON_AddNumberToObject (hello, "version", FS_PROTO_VERSION);
+        cJSON_AddNumberToObject (hello, "min_version", FS_PROTO_VERSION);
+        cJSON_AddStringToObject (hello, "role", "fs-server");
+        cJSON_AddStringToObject (hello, "nonce", d->nonce);
+        if (proto_frame_build_json (PROTO_FRAME_HELLO, hello, &buf, &len) == 0) {
+                g_queue_push_tail (&d->out, g_bytes_new (buf, len));
+                d->out_bytes += len;
+        }
+        cJSON_Delete (hello);
+}
+
+static void
+handle_hello (Fsd *d, const ProtoFrame *f)
+{
+        cJSON *obj = NULL;
+        const char *role = NULL, *nonce = NULL;
+
+        if (proto_json_parse (f->payload, f->length, &obj) < 0)
+                return;
+        if (proto_json_get_string (obj, "role", 32, &role) == 0 &&
+            proto_json_get_string (obj, "nonce", PROTO_NONCE_HEX_LEN, &nonce) == 0 &&
+            strcmp (role, "fs-client") == 0 && strcmp (nonce, d->nonce) == 0) {
+                if (!d->established)
+                        g_debug ("file-service client connected");
+                d->established = true;
+        }
+        cJSON_Delete (obj);
+}
+
+static void
+handle_frame (Fsd *d, const ProtoFrame *f)
+{
+        FsWriter w;
+
+        switch (f->type) {
+        case PROTO_FRAME_HELLO:
+                handle_hello (d, f);
+                break;
+        case PROTO_FRAME_FS_REQUEST:
+                if (!d->established)
+                        break;
+                fs_writer_init (&w, d->reply_buf, PROTO_MAX_PAYLOAD);
+                if (fs_server_handle (d->server, f->payload, f->length, &w))
+                        queue_frame (d, PROTO_FRAME_FS_REPLY, f->channel, w.buf, w.len);
+                break;
+        default:
+                /* Nothing else is part of this protocol; a stray frame is ignored. */
+                break;
+        }
+}
+
+static gboolean
+on_readable (int fd, GIOCondition cond, gpointer user_data)
+{
+        Fsd *d = user_data;
+        size_t room;
+        uint8_t *space = proto_decoder_space (&d->dec, &room);
+        ssize_t n = read (fd, space, room);
+        ProtoFrame f;
+        int r;
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return G_SOURCE_CONTINUE;
+        if (n <= 0) {
+                g_message ("The file-service channel closed%s%s", n < 0 ? ": " : "",
+                           n < 0 ? g_strerror (errno) : "");
+                d->in_source = 0;
+                fsd_quit (d, 0);
+                return G_SOURCE_REMOVE;
+        }
+        proto_decoder_commit (&d->dec, (size_t) n);
+        while ((r = proto_decoder_next (&d->dec, &f)) == 1)
+                handle_frame (d, &f);
+        if (r < 0) {
+                g_warning ("The guest sent a malformed frame (%s); closing the file service",
+                           g_strerror (-r));
+                d->in_source = 0;
+                fsd_quit (d, 1);
+                return G_SOURCE_REMOVE;
+        }
+        update_sources (d);
+        return d->in_source ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+static void
+update_sources (Fsd *d)
+{
+        bool want_in = d->out_bytes < (d->in_source ? OUT_HIGH : OUT_LOW);
+
+        if (!g_queue_is_empty (&d->out) && flush_out (d) && !g_queue_is_empty (&d->out) &&
+            !d->out_source)
+                d->out_source = g_unix_fd_add (d->fd, G_IO_OUT, on_writable, d);
+        if (want_in && !d->in_source)
+                d->in_source = g_unix_fd_add (d->fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, d);
+        else if (!want_in && d->in_source) {
+                g_source_remove (d->in_source);
+                d->in_source = 0;
+        }
+}
+
+static void
+on_notify (const uint8_t *payload, size_t len, void *user_data)
+{
+        Fsd *d = user_data;
+
+        if (!d->established)
+                return;
+        queue_frame (d, PROTO_FRAME_FS_NOTIFY, 0, payload, len);
+        update_sources (d);
+}
+
+/* Configuration ------------------------------------------------------------------------------- */
+
+static void
+save_config (Fsd *d)
+{
+        g_autoptr (GPtrArray) shares = NULL;
+        g_autoptr (GError) error = NULL;
+        cJSON *root, *list;
+        char *text;
+
+        if (!d->config_path)
+                return;
+        shares = fs_server_list_shares (d->server);
+        root = cJSON_CreateObject ();
+        list = cJSON_AddArrayToObject (root, "shares");
+        for (guint i = 0; i < shares->len; i++) {
+                const FsShareInfo *info = shares->pdata[i];
+                cJSON *s = cJSON_CreateObject ();
+                cJSON_AddStringToObject (s, "name", info->name);
+                cJSON_AddStringToObject (s, "path", info->path);
+                cJSON_AddStringToObject (s, "mode", fs_mode_to_string (info->mode));
+                cJSON_AddItemToArray (list, s);
+        }
+        text = cJSON_Print (root);
+        cJSON_Delete (root);
+        if (!g_file_set_contents_full (d->config_path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT,
+                                       0600, &error))
+                g_warning ("Cannot save the shared folders: %s", error->message);
+        cJSON_free (text);
+}
+
+static gboolean
+add_share (Fsd *d, const char *name, const char *path, const char *mode_text, GError **error)
+{
+        g_autofree char *default_name = NULL;
+        FsMode mode;
+
+        if (!fs_mode_parse (mode_text, &mode)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                             _ ("“%s” is not a sharing mode: use ro, rw or rw-nodelete"),
+                             mode_text ? mode_text : "");
+                return FALSE;
+        }
+        if (!name || !*name)
+                name = default_name = fs_share_name_for_path (path);
+        return fs_server_add_share (d->server, name, path, mode, (const char *const *) d->protect,
+                                    error);
+}
+
+static gboolean
+load_config (Fsd *d, GError **error)
+{
+        g_autofree char *text = NULL;
+        gsize len;
+        cJSON *root = NULL;
+        const cJSON *list = NULL, *item;
+
+        if (!g_file_get_contents (d->config_path, &text, &len, NULL))
+                return TRUE; /* nothing shared yet */
+        if (proto_json_parse ((const uint8_t *) text, len, &root) < 0 ||
+            proto_json_get_array (root, "shares", 1024, &list) < 0) {
+                cJSON_Delete (root);
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                             _ ("%s is not a valid shared-folder list"), d->config_path);
+                return FALSE;
+        }
+        cJSON_ArrayForEach (item, list) {
+                const char *name = NULL, *path = NULL, *mode = NULL;
+                g_autoptr (GError) local = NULL;
+
+                if (!cJSON_IsObject (item) ||
+                    proto_json_get_string (item, "path", 4096, &path) < 0 ||
+                    proto_json_get_string (item, "mode", 16, &mode) < 0 ||
+                    proto_json_get_string (item, "name", 64, &name) == -EINVAL) {
+                        g_warning ("Skipping a malformed entry in %s", d->config_path);
+                        continue;
+                }
+                if (!add_share (d, name, path, mode, &local))
+                        g_warning ("Not sharing %s: %s", path, local->message);
+        }
+        cJSON_Delete (root);
+        return TRUE;
+}
+
+/* Control socket ------------------------------------------------------------------------------ */
+
+static cJSON *
+control_error (const char *message)
+{
+        cJSON *reply = cJSON_CreateObject ();
+        cJSON_AddBoolToObject (reply, "ok", 0);
+        cJSON_AddStringToObject (reply, "error", message);
+        return reply;
+}
+
+static cJSON *
+control_handle (Fsd *d, const char *line, size_t len)
+{
+        g_autoptr (GError) error = NULL;
+        cJSON *req = NULL, *reply;
+        const char *op = NULL, *name = NULL, *path = NULL, *mode = NULL;
+        gboolean ok = FALSE;
+
+        if (proto_json_parse ((const uint8_t *) line, len, &req) < 0 ||
+            proto_json_get_string (req, "op", 32, &op) < 0) {
+                cJSON_Delete (req);
+                return control_error ("malformed request");
+        }
+        proto_json_get_string (req, "name", 64, &name);
+        proto_json_get_string (req, "path", 4096, &path);
+        proto_json_get_string (req, "mode", 16, &mode);
+
+        if (strcmp (op, "list") == 0) {
+                g_autoptr (GPtrArray) shares = fs_server_list_shares (d->server);
+                cJSON *list;
+
+                reply = cJSON_CreateObject ();
+                cJSON_AddBoolToObject (reply, "ok", 1);
+                list = cJSON_AddArrayToObject (reply, "shares");
+                for (guint i = 0; i < shares->len; i++) {
+                        const FsShareInfo *info = shares->pdata[i];
+                        cJSON *s = cJSON_CreateObject ();
+                        cJSON_AddStringToObject (s, "name", info->name);
+                        cJSON_AddStringToObject (s, "path", info->path);
+                        cJSON_AddStringToObject (s, "mode", fs_mode_to_string (info->mode));
+                        cJSON_AddItemToArray (list, s);
+                }
+                cJSON_Delete (req);
+                return reply;
+        }
+        if (strcmp (op, "add") == 0 && path) {
+                ok = add_share (d, name, path, mode, &error);
+        } else if (strcmp (op, "remove") == 0 && name) {
+                ok = fs_server_remove_share (d->server, name, &error);
+        } else if (strcmp (op, "set-mode") == 0 && name) {
+                FsMode m;
+                if (fs_mode_parse (mode, &m))
+                        ok = fs_server_set_mode (d->server, name, m, &error);
+                else
+                        g_set_error (&error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                                     _ ("“%s” is not a sharing mode: use ro, rw or rw-nodelete"),
+                                     mode ? mode : "");
+        } else {
+                g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                                     "unknown operation or missing argument");
+        }
+        cJSON_Delete (req);
+        if (!ok)
+                return control_error (error->message);
+        save_config (d);
+        reply = cJSON_CreateObject ();
+        cJSON_AddBoolToObject (reply, "ok", 1);
+        return reply;
+}
+
+typedef struct {
+        Fsd *d;
+        GSocketConnection *conn;
+        GDataInputStream *in;
+} ControlClient;
+
+static void control_read_next (ControlClient *c);
+
+static void
+control_client_free (ControlClient *c)
+{
+        g_object_unref (c->in);
+        g_object_unref (c->conn);
+        g_free (c);
+}
+
+static void
+on_control_line (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        ControlClient *c = user_data;
+        g_autoptr (GError) error = NULL;
+        gsize len = 0;
+        g_autofree char *line = g_data_input_stream_read_line_finish (c->in, res, &len, &error);
+        GOutputStream *out = g_io_stream_get_output_stream (G_IO_STREAM (c->conn));
+        cJSON *reply;
+        char *text;
+
+        if (!line || len > MAX_CONTROL_LINE) {
+                control_client_free (c);
+                return;
+        }
+        reply = control_handle (c->d, line, len);
+        text = cJSON_PrintUnformatted (reply);
+        cJSON_Delete (reply);
+        if (!g_output_stream_write_all (out, text, strlen (text), NULL, NULL, NULL) ||
+            !g_output_stream_write_all (out, "\n", 1, NULL, NULL, NULL)) {
+                cJSON_free (text);
+                control_client_free (c);
+                return;
+        }
+        cJSON_free (text);
+        control_read_next (c);
+}
+
+static void
+control_read_next (ControlClient *c)
+{
+        g_data_input_stream_read_line_async (c->in, G_PRIORITY_DEFAULT, NULL, on_control_line, c);
+}
+
+static gboolean
+on_control_incoming (GSocketService *service,
+                     GSocketConnection *conn,
+                     GObject *source,
+                     gpointer user_data)
+{
+        ControlClient *c = g_new0 (ControlClient, 1);
+
+        c->d = user_data;
+        c->conn = g_object_ref (conn);
+        c->in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM (conn)));
+        g_buffered_input_stream_set_buffer_size (G_BUFFERED_INPUT_STREAM (c->in), 4096);
+        control_read_next (c);
+        return TRUE;
+}
+
+static GSocketService *
+control_listen (Fsd *d, const char *path, GError **error)
+{
+        g_autoptr (GSocketService) service = g_socket_service_new ();
+        g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (path);
+        mode_t old = umask (0077); /* only the person (and root) may change the shares */
+
+        unlink (path);
+        if (!g_socket_listener_add_address (G_SOCKET_LISTENER (service), addr, G_SOCKET_TYPE_STREAM,
+                                            G_SOCKET_PROTOCOL_DEFAULT, NULL, NULL, error)) {
+                umask (old);
+                return NULL;
+        }
+        umask (old);
+        g_signal_connect (service, "incoming", G_CALLBACK (on_control_incoming), d);
+        g_socket_service_start (service);
+        return g_steal_pointer (&service);
+}
+
+/* Main ---------------------------------------------------------------------------------------- */
+
+static int
+connect_unix (const char *path)
+{
+        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+        int fd;
+
+        if (strlen (path) >= sizeof addr.sun_path)
+                return -ENAMETOOLONG;
+        strcpy (addr.sun_path, path);
+        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0) {
+                int err = -errno;
+                close (fd);
+                return err;
+        }
+        return fd;
+}
+
+static gboolean
+on_signal (gpointer user_data)
+{
+        fsd_quit (user_data, 0);
+        return G_SOURCE_CONTINUE;
+}
+
+int
+main (int argc, char **argv)
+{
+        int fd_arg = -1;
+        g_autofree char *connect_path = NULL, *control_path = NULL, *audit_path = NULL,
+                        *keep_dir = NULL, *config_path = NULL;
+        g_auto (GStrv) share_specs = NULL, protect = NULL;
+        gboolean verbose = FALSE;
+        GOptionEntry entries[] = {
+                { "fd", 0, 0, G_OPTION_ARG_INT, &fd_arg, "Serve the channel on this fd", "N" },
+                { "connect", 0, 0, G_OPTION_ARG_FILENAME, &connect_path,
+                  "Serve the channel on this unix socket (the VM's port)", "SOCKET" },
+                { "share", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &share_specs, "Share a folder",
+                  "NAME:MODE:PATH" },
+                { "config", 0, 0, G_OPTION_ARG_FILENAME, &config_path,
+                  "Load and keep the shared folders in this file", "FILE" },
+                { "control", 0, 0, G_OPTION_ARG_FILENAME, &control_path,
+                  "Accept share changes on this unix socket", "SOCKET" },
+                { "audit", 0, 0, G_OPTION_ARG_FILENAME, &audit_path,
+                  "Append changes and refusals to this JSON-lines file", "FILE" },
+                { "keep-dir", 0, 0, G_OPTION_ARG_FILENAME, &keep_dir,
+                  "Where rw-nodelete keeps files a rename replaced", "DIR" },
+                { "protect", 0, 0, G_OPTION_ARG_STRING_ARRAY, &protect,
+                  "Another protected path (read-only in every mode)", "PATTERN" },
+                { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log more", NULL },
+                { NULL },
+        };
+        g_autoptr (GOptionContext) ctx = g_option_context_new ("- serve shared folders to a VM");
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GSocketService) control = NULL;
+        g_autoptr (FsAudit) audit = NULL;
+        g_autoptr (FsServer) server = NULL;
+        Fsd d = { 0 };
+
+        setlocale (LC_ALL, "");
+        g_option_context_add_main_entries (ctx, entries, NULL);
+        if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+                g_printerr ("corral-fsd: %s\n", error->message);
+                return 2;
+        }
+        if ((fd_arg >= 0) == (connect_path != NULL)) {
+                g_printerr ("corral-fsd: give exactly one of --fd or --connect\n");
+                return 2;
+        }
+        if (verbose)
+                g_setenv ("G_MESSAGES_DEBUG", "corral-fsd", TRUE);
+        if (!keep_dir)
+                keep_dir = g_build_filename (g_get_user_state_dir (), "corral", "kept", NULL);
+
+        audit = fs_audit_open (audit_path, &error);
+        if (!audit) {
+                g_printerr ("corral-fsd: %s\n", error->message);
+                return 1;
+        }
+        server = fs_server_new (keep_dir, audit);
+        d.server = server;
+        d.protect = protect;
+        d.config_path = config_path;
+        d.loop = g_main_loop_new (NULL, FALSE);
+        d.reply_buf = g_malloc (PROTO_MAX_PAYLOAD);
+        g_queue_init (&d.out);
+        fs_server_set_notify (server, on_notify, &d);
+
+        if (config_path && !load_config (&d, &error)) {
+                g_printerr ("corral-fsd: %s\n", error->message);
+                return 1;
+        }
+        for (guint i = 0; share_specs && share_specs[i]; i++) {
+                g_auto (GStrv) parts = g_strsplit (share_specs[i], ":", 3);
+                if (g_strv_length (parts) != 3 ||
+                    !add_share (&d, parts[0], parts[2], parts[1], &error)) {
+                        g_printerr ("corral-fsd: --share %s: %s\n", share_specs[i],
+                                    error ? error->message : "expected NAME:MODE:PATH");
+                        return 2;
+                }
+        }
+        save_config (&d);
+        if (control_path) {
+                control = control_listen (&d, control_path, &error);
+                if (!control) {
+                        g_printerr ("corral-fsd: %s\n", error->message);
+                        return 1;
+                }
+        }
+
+        d.fd = fd_arg >= 0 ? fd_arg : connect_unix (connect_path);
+        if (d.fd < 0) {
+                g_printerr ("corral-fsd: cannot connect to %s: %s\n", connect_path,
+                            g_strerror (-d.fd));
+                return 1;
+        }
+        fcntl (d.fd, F_SETFD, FD_CLOEXEC);
+        if (!g_unix_set_fd_nonblocking (d.fd, TRUE, &error) || proto_decoder_init (&d.dec, 0) < 0) {
+                g_printerr ("corral-fsd: %s\n", error ? error->message : "out of memory");
+                return 1;
+        }
+        g_unix_signal_add (SIGTERM, on_signal, &d);
+        g_unix_signal_add (SIGINT, on_signal, &d);
+
+        send_hello (&d);
+        update_sources (&d);
+        g_main_loop_run (d.loop);
+
+        if (control_path)
+                unlink (control_path);
+        if (d.in_source)
+                g_source_remove (d.in_source);
+        if (d.out_source)
+                g_source_remove (d.out_source);
+        g_queue_clear_full (&d.out, (GDestroyNotify) g_bytes_unref);
+        proto_decoder_clear (&d.dec);
+        g_free (d.reply_buf);
+        g_main_loop_unref (d.loop);
+        close (d.fd);
+        return d.status;
+}

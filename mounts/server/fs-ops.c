@@ -1,0 +1,1126 @@
+/* fs-ops.c — one function per file-service operation.
+ *
+ * Each op resolves what it needs beneath the share root (fs-resolve.c), asks the rules
+ * (fs-policy.c), and only then touches the host. Every syscall on a name uses a directory fd
+ * that was resolved beneath the root and one validated component, with AT_SYMLINK_NOFOLLOW or
+ * O_NOFOLLOW; special files are stat()ed but never opened.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "fs-server-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "corral-glib-compat.h"
+#include "fs-resolve.h"
+
+#define REFUSE(ctx, r, err) ((ctx)->rule = (r), -(err))
+
+/* Helpers ------------------------------------------------------------------------------------- */
+
+void
+fs_stat_to_attr (const struct stat *st, FsAttr *ret)
+{
+        memset (ret, 0, sizeof *ret);
+        ret->ino = st->st_ino;
+        ret->size = (uint64_t) st->st_size;
+        ret->blocks = (uint64_t) st->st_blocks;
+        ret->mode = st->st_mode & (S_IFMT | 0777);
+        ret->nlink = (uint32_t) st->st_nlink;
+        ret->atime_s = st->st_atim.tv_sec;
+        ret->atime_ns = (uint32_t) st->st_atim.tv_nsec;
+        ret->mtime_s = st->st_mtim.tv_sec;
+        ret->mtime_ns = (uint32_t) st->st_mtim.tv_nsec;
+        ret->ctime_s = st->st_ctim.tv_sec;
+        ret->ctime_ns = (uint32_t) st->st_ctim.tv_nsec;
+}
+
+static void
+root_attr (FsServer *s, FsAttr *ret)
+{
+        memset (ret, 0, sizeof *ret);
+        ret->ino = FS_ROOT_NODE;
+        ret->mode = S_IFDIR | 0555;
+        ret->nlink = 2 + g_hash_table_size (s->shares);
+}
+
+static int
+open_node (FsNode *node, int flags, int *ret_fd)
+{
+        char path[FS_MAX_PATH];
+        int r = fs_node_path (node, path, sizeof path);
+
+        if (r < 0)
+                return r;
+        return fs_resolve_open (node->share->root_fd, node->share->dev, path, flags, 0, ret_fd);
+}
+
+/* A share node from the request (never the workspace root). */
+static FsNode *
+share_node (FsCtx *ctx, uint64_t id, int *ret_err)
+{
+        FsNode *node = fs_node_get (ctx->s, id, ret_err);
+
+        if (node)
+                ctx->share = node->share;
+        return node;
+}
+
+/* parent + name: the joined path (for the rules and the audit log) and an O_PATH fd of the
+ * parent folder. */
+static int
+open_parent (FsNode *parent, FsStr name, char *path, size_t size, int *ret_dirfd)
+{
+        size_t len;
+        int r = fs_node_path (parent, path, size);
+
+        if (r < 0)
+                return r;
+        len = strlen (path);
+        if (len + name.len + 2 > size)
+                return -ENAMETOOLONG;
+        r = fs_resolve_open (parent->share->root_fd, parent->share->dev, path, O_PATH | O_DIRECTORY,
+                             0, ret_dirfd);
+        if (r < 0)
+                return r;
+        if (len > 0)
+                path[len++] = '/';
+        memcpy (path + len, name.ptr, name.len);
+        path[len + name.len] = '\0';
+        return 0;
+}
+
+static char *
+name_dup (FsStr name)
+{
+        return g_strndup (name.ptr, name.len);
+}
+
+static int
+check_writable (FsCtx *ctx, FsShare *share)
+{
+        if (share->mode == FS_MODE_RO)
+                return REFUSE (ctx, FS_RULE_READ_ONLY, EROFS);
+        return 0;
+}
+
+/* Whether the anchor of a protected path (see fs-policy.h) was created in this session. */
+static bool
+anchor_created (FsShare *share, const char *path, size_t anchor_len)
+{
+        g_autofree char *anchor = NULL;
+        g_autofd int fd = -1;
+
+        if (anchor_len == 0)
+                return false;
+        anchor = g_strndup (path, anchor_len);
+        if (fs_resolve_open (share->root_fd, share->dev, anchor, O_PATH, 0, &fd) < 0)
+                return false;
+        return fs_share_is_created (share, fd);
+}
+
+static int
+check_protected (FsCtx *ctx, FsShare *share, const char *path, bool ancestors)
+{
+        size_t anchor = 0;
+
+        if (fs_protected_match (share->protected, path, &anchor) ||
+            (ancestors && fs_protected_is_ancestor (share->protected, path, &anchor))) {
+                if (!anchor_created (share, path, anchor))
+                        return REFUSE (ctx, FS_RULE_PROTECTED, EPERM);
+        }
+        return 0;
+}
+
+static mode_t
+clean_mode (const char *path, uint32_t mode)
+{
+        /* No set-id or sticky bits ever (the server may run as root); hooks never executable. */
+        mode &= 0777;
+        if (fs_path_in_hooks (path))
+                mode &= ~0111u;
+        return mode;
+}
+
+static int
+reply_entry (FsCtx *ctx, FsNode *node, const struct stat *st)
+{
+        FsEntry e = { .node = node->id, .generation = 0 };
+
+        fs_stat_to_attr (st, &e.attr);
+        fs_write_entry (ctx->w, &e);
+        fs_node_ref_lookup (node);
+        return 0;
+}
+
+/* The child node for a name that now exists; replies with its entry. */
+static int
+reply_child_entry (FsCtx *ctx, FsNode *parent, int dirfd, FsStr name)
+{
+        char cname[FS_MAX_NAME + 1];
+        struct stat st;
+        FsNode *node = NULL;
+        int err = 0;
+
+        memcpy (cname, name.ptr, name.len);
+        cname[name.len] = '\0';
+        if (fstatat (dirfd, cname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        node = fs_node_child (ctx->s, parent, name.ptr, name.len, &err);
+        if (!node)
+                return REFUSE (ctx, FS_RULE_LIMIT, -err);
+        return reply_entry (ctx, node, &st);
+}
+
+/* Lookup, attributes ------------------------------------------------------------------------- */
+
+static int
+op_lookup (FsCtx *ctx)
+{
+        const FsRequest *q = ctx->q;
+        g_autofd int fd = -1;
+        FsNode *parent = NULL, *node = NULL;
+        struct stat st;
+        int r, err = 0;
+
+        if (q->node == FS_ROOT_NODE) {
+                FsShare *share = fs_server_find_share (ctx->s, q->name.ptr, q->name.len);
+                if (!share)
+                        return -ENOENT;
+                if (fstat (share->root_fd, &st) < 0)
+                        return -errno;
+                node = fs_share_root_node (ctx->s, share, &err);
+                if (!node)
+                        return REFUSE (ctx, FS_RULE_LIMIT, -err);
+                return reply_entry (ctx, node, &st);
+        }
+
+        parent = share_node (ctx, q->node, &r);
+        if (!parent)
+                return r;
+        {
+                char path[FS_MAX_PATH];
+                r = open_parent (parent, q->name, path, sizeof path, &fd);
+                if (r < 0)
+                        return r;
+        }
+        return reply_child_entry (ctx, parent, fd, q->name);
+}
+
+static int
+op_forget (FsCtx *ctx)
+{
+        const FsRequest *q = ctx->q;
+        FsReader r;
+
+        if (q->op == FS_OP_FORGET) {
+                FsNode *node = g_hash_table_lookup (ctx->s->nodes, &q->node);
+                if (node)
+                        fs_node_forget (ctx->s, node, q->nlookup);
+                return 0;
+        }
+        fs_reader_init (&r, q->data, q->data_len);
+        for (uint32_t i = 0; i < q->count; i++) {
+                uint64_t id = fs_read_u64 (&r), n = fs_read_u64 (&r);
+                FsNode *node = g_hash_table_lookup (ctx->s->nodes, &id);
+                if (node)
+                        fs_node_forget (ctx->s, node, n);
+        }
+        return 0;
+}
+
+static int
+op_getattr (FsCtx *ctx)
+{
+        g_autofd int fd = -1;
+        FsNode *node = NULL;
+        struct stat st;
+        FsAttr attr;
+        int r;
+
+        if (ctx->q->node == FS_ROOT_NODE) {
+                root_attr (ctx->s, &attr);
+                fs_write_attr (ctx->w, &attr);
+                return 0;
+        }
+        node = share_node (ctx, ctx->q->node, &r);
+        if (!node)
+                return r;
+        r = open_node (node, O_PATH, &fd);
+        if (r < 0)
+                return r;
+        if (fstat (fd, &st) < 0)
+                return -errno;
+        fs_stat_to_attr (&st, &attr);
+        fs_write_attr (ctx->w, &attr);
+        return 0;
+}
+
+static int
+op_readlink (FsCtx *ctx)
+{
+        char path[FS_MAX_PATH], target[FS_MAX_SYMLINK + 1];
+        g_autofd int fd = -1;
+        FsNode *node = NULL;
+        ssize_t n;
+        int r;
+
+        if (ctx->q->node == FS_ROOT_NODE)
+                return -EINVAL;
+        node = share_node (ctx, ctx->q->node, &r);
+        if (!node)
+                return r;
+        r = fs_node_path (node, path, sizeof path);
+        if (r < 0)
+                return r;
+        r = fs_resolve_open (node->share->root_fd, node->share->dev, path, O_PATH, 0, &fd);
+        if (r < 0)
+                return r;
+        n = readlinkat (fd, "", target, sizeof target);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n > FS_MAX_SYMLINK)
+                return -ENAMETOOLONG;
+        /* Followed in the guest, a link that leaves the share would show the guest's own files
+         * under the share's name (or, for a client on the host, the host's): refuse it. */
+        if (!fs_symlink_target_inside (path, target, (size_t) n)) {
+                ctx->path = g_strdup (path);
+                return REFUSE (ctx, FS_RULE_OUTSIDE, EACCES);
+        }
+        fs_write_str (ctx->w, target, (size_t) n);
+        return 0;
+}
+
+static int
+op_statfs (FsCtx *ctx)
+{
+        struct statfs sf;
+        FsNode *node = NULL;
+        int fd, r;
+
+        if (ctx->q->node == FS_ROOT_NODE) {
+                memset (&sf, 0, sizeof sf);
+                sf.f_bsize = 4096;
+                sf.f_namelen = FS_MAX_NAME;
+        } else {
+                node = share_node (ctx, ctx->q->node, &r);
+                if (!node)
+                        return r;
+                fd = node->share->root_fd;
+                if (fstatfs (fd, &sf) < 0)
+                        return -errno;
+        }
+        fs_write_u64 (ctx->w, sf.f_blocks);
+        fs_write_u64 (ctx->w, sf.f_bfree);
+        fs_write_u64 (ctx->w, sf.f_bavail);
+        fs_write_u64 (ctx->w, sf.f_files);
+        fs_write_u64 (ctx->w, sf.f_ffree);
+        fs_write_u32 (ctx->w, (uint32_t) sf.f_bsize);
+        fs_write_u32 (ctx->w, (uint32_t) MIN (sf.f_namelen, FS_MAX_NAME));
+        return 0;
+}
+
+/* Creating ------------------------------------------------------------------------------------ */
+
+/* Common start of the name-creating ops: writable share, parent resolved, path not protected. */
+static int
+begin_create (FsCtx *ctx, const char *op, FsNode **ret_parent, int *ret_dirfd)
+{
+        const FsRequest *q = ctx->q;
+        char path[FS_MAX_PATH];
+        FsNode *parent = NULL;
+        int r;
+
+        ctx->audit_op = op;
+        if (q->node == FS_ROOT_NODE) {
+                ctx->path = name_dup (q->name);
+                return REFUSE (ctx, FS_RULE_WORKSPACE, EROFS);
+        }
+        parent = share_node (ctx, q->node, &r);
+        if (!parent)
+                return r;
+        r = open_parent (parent, q->name, path, sizeof path, ret_dirfd);
+        if (r < 0)
+                return r;
+        ctx->path = g_strdup (path);
+        r = check_writable (ctx, parent->share);
+        if (r == 0)
+                r = check_protected (ctx, parent->share, path, false);
+        if (r < 0) {
+                close (*ret_dirfd);
+                *ret_dirfd = -1;
+                return r;
+        }
+        *ret_parent = parent;
+        return 0;
+}
+
+static int
+op_mkdir (FsCtx *ctx)
+{
+        g_autofree char *name = name_dup (ctx->q->name);
+        g_autofd int dirfd = -1, fd = -1;
+        FsNode *parent = NULL;
+        int r = begin_create (ctx, "mkdir", &parent, &dirfd);
+
+        if (r < 0)
+                return r;
+        if (mkdirat (dirfd, name, clean_mode (ctx->path, ctx->q->mode)) < 0)
+                return -errno;
+        fd = openat (dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+                fs_share_mark_created (parent->share, fd);
+        return reply_child_entry (ctx, parent, dirfd, ctx->q->name);
+}
+
+static int
+op_symlink (FsCtx *ctx)
+{
+        const FsRequest *q = ctx->q;
+        g_autofree char *name = name_dup (q->name);
+        g_autofree char *target = name_dup (q->name2);
+        g_autofd int dirfd = -1;
+        FsNode *parent = NULL;
+        int r = begin_create (ctx, "symlink", &parent, &dirfd);
+
+        if (r < 0)
+                return r;
+        ctx->path2 = g_strdup (target);
+        if (!fs_symlink_target_inside (ctx->path, target, q->name2.len))
+                return REFUSE (ctx, FS_RULE_OUTSIDE, EPERM);
+        if (symlinkat (target, dirfd, name) < 0)
+                return -errno;
+        return reply_child_entry (ctx, parent, dirfd, q->name);
+}
+
+static int
+op_mknod (FsCtx *ctx)
+{
+        g_autofd int dirfd = -1;
+        FsNode *parent = NULL;
+        int r = begin_create (ctx, "mknod", &parent, &dirfd);
+
+        if (r < 0)
+                return r;
+        return REFUSE (ctx, FS_RULE_SPECIAL, EPERM);
+}
+
+static int
+op_link (FsCtx *ctx)
+{
+        const FsRequest *q = ctx->q;
+        FsNode *node = NULL;
+        int r;
+
+        ctx->audit_op = "link";
+        ctx->path = name_dup (q->name2);
+        if (q->node == FS_ROOT_NODE || q->node2 == FS_ROOT_NODE)
+                return REFUSE (ctx, FS_RULE_WORKSPACE, EROFS);
+        node = share_node (ctx, q->node, &r);
+        if (!node)
+                return r;
+        r = check_writable (ctx, node->share);
+        if (r < 0)
+                return r;
+        /* A hard link made by the guest could later pair a file with a protected path or let
+         * rw-nodelete lose content through the other name; git and editors fall back to
+         * rename or copy when link() fails. */
+        return REFUSE (ctx, FS_RULE_NO_LINKS, EPERM);
+}
+
+static int
+op_xattr (FsCtx *ctx)
+{
+        FsNode *node = NULL;
+        int r;
+
+        if (ctx->q->node == FS_ROOT_NODE)
+                return REFUSE (ctx, FS_RULE_WORKSPACE, EROFS);
+        node = share_node (ctx, ctx->q->node, &r);
+        if (!node)
+                return r;
+        ctx->audit_op = fs_op_name (ctx->q->op);
+        r = check_writable (ctx, node->share);
+        if (r < 0) {
+                char path[FS_MAX_PATH];
+                if (fs_node_path (node, path, sizeof path) == 0)
+                        ctx->path = g_strdup (path);
+                return r;
+        }
+        ctx->audit_op = NULL; /* not a change, not a rule: extended attributes are not shared */
+        return -ENOTSUP;
+}
+
+/* Deleting ------------------------------------------------------------------------------------ */
+
+static int
+op_remove (FsCtx *ctx)
+{
+        const FsRequest *q = ctx->q;
+        bool is_rmdir = q->op == FS_OP_RMDIR;
+        g_autofree char *name = name_dup (q->name), *created_key = NULL;
+        char path[FS_MAX_PATH];
+        g_autofd int dirfd = -1;
+        FsNode *parent = NULL, *child;
+        int r;
+
+        ctx->audit_op = is_rmdir ? "rmdir" : "unlink";
+        if (q->node == FS_ROOT_NODE) {
+                ctx->path = g_strdup (name);
+                return REFUSE (ctx, FS_RULE_WORKSPACE, EROFS);
+        }
+        parent = share_node (ctx, q->node, &r);
+        if (!parent)
+                return r;
+        r = open_parent (parent, q->name, path, sizeof path, &dirfd);
+        if (r < 0)
+                return r;
+        ctx->path = g_strdup (path);
+        r = check_writable (ctx, parent->share);
+        if (r < 0)
+                return r;
+        if (parent->share->mode == FS_MODE_RW_NODELETE)
+                return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
+        r = check_protected (ctx, parent->share, path, true);
+        if (r < 0)
+                return r;
+
+        /* The inode number may be reused: its created-in-this-session mark goes with it. */
+        created_key = fs_created_key_at (dirfd, name);
+        if (unlinkat (dirfd, name, is_rmdir ? AT_REMOVEDIR : 0) < 0)
+                return -errno;
+        if (created_key)
+                g_hash_table_remove (parent->share->created, created_key);
+        child = fs_node_find_child (parent, q->name.ptr, q->name.len);
+        if (child)
+                fs_node_detach (ctx->s, child);
+        return 0;
+}
+
+/* Renaming ------------------------------------------------------------------------------------ */
+
+/* rw-nodelete: before a rename replaces a file, its old content is copied to the keep folder. */
+static int
+keep_copy (FsCtx *ctx, FsShare *share, int dirfd, const char *name)
+{
+        g_autofree char *dir = NULL, *dest = NULL, *stamp = NULL;
+        g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
+        g_autofd int in = -1, out = -1;
+        struct stat st;
+
+        if (!ctx->s->keep_dir)
+                return -EPERM;
+        in = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (in < 0)
+                return -errno;
+        if (fstat (in, &st) < 0)
+                return -errno;
+        if (!S_ISREG (st.st_mode))
+                return -EPERM;
+
+        dir = g_build_filename (ctx->s->keep_dir, share->name, NULL);
+        if (g_mkdir_with_parents (dir, 0700) < 0)
+                return -errno;
+        stamp = g_date_time_format (now, "%Y%m%dT%H%M%S");
+        dest = g_strdup_printf ("%s/%s-%u-%s", dir, stamp, ++ctx->s->keep_serial, name);
+        out = open (dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (out < 0)
+                return -errno;
+        for (;;) {
+                ssize_t n = copy_file_range (in, NULL, out, NULL, 1 << 20, 0);
+                if (n == 0)
+                        break;
+                if (n < 0) {
+                        char buf[65536];
+                        if (errno != EXDEV && errno != ENOSYS && errno != EINVAL)
+                                return -errno;
+                        n = read (in, buf, sizeof buf);
+                        if (n < 0)
+                                return -errno;
+                        if (n == 0)
+                                break;
+                        if (write (out, buf, (size_t) n) != n)
+                                return errno ? -errno : -EIO;
+                }
+        }
+        if (fsync (out) < 0)
+                return -errno;
+        {
+                FsAuditRecord rec = { .share = share->name,
+                                      .op = "keep",
+                                      .path = ctx->path2,
+                                      .path2 = dest,
+                                      .result = "ok",
+                                      .size = st.st_size };
+                fs_audit_write (ctx->s->audit, &rec);
+        }
+        return 0;
+}
+
+/* rw-nodelete allows one kind of replace: a non-empty new regular file renamed over an
+ * existing regular file, the editors' "write a temporary file, rename it over" save, with the
+ * old version kept. Everything else that would drop a file is refused. */
+static int
+check_nodelete_rename (
+        FsCtx *ctx, FsShare *share, int dirfd, const char *src, int ndirfd, const char *dst)
+{
+        struct stat sst, dst_st;
+
+        if (ctx->q->flags & FS_RENAME_EXCHANGE)
+                return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
+        if (ctx->q->flags & FS_RENAME_NOREPLACE)
+                return 0;
+        if (fstatat (ndirfd, dst, &dst_st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (fstatat (dirfd, src, &sst, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (sst.st_dev == dst_st.st_dev && sst.st_ino == dst_st.st_ino)
+                return 0; /* same file: rename() does nothing */
+        if (!S_ISREG (sst.st_mode) || sst.st_size == 0 || !S_ISREG (dst_st.st_mode) ||
+            dst_st.st_nlink > 1 || (uint64_t) dst_st.st_size > FS_KEEP_MAX)
+                return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
+        if (keep_copy (ctx, share, ndirfd, dst) < 0)
+                return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
+        return 0;
+}
+
+static void
+rename_nodes (
+        FsServer *s, FsNode *parent, FsStr name, FsNode *nparent, FsStr newname, uint32_t flags)
+{
+        FsNode *src = fs_node_find_child (parent, name.ptr, name.len);
+        FsNode *dst = fs_node_find_child (nparent, newname.ptr, newname.len);
+
+        if (flags & FS_RENAME_EXCHANGE) {
+                /* Park dst under a name no guest can use (a component cannot hold '/'). */
+                if (dst)
+                        fs_node_move (s, dst, nparent, "/", 1);
+                if (src)
+                        fs_node_move (s, src, nparent, newname.ptr, newname.len);
+                if (dst)
+                        fs_node_move (s, dst, parent, name.ptr, name.len);
+                return;
+        }
+        if (dst && dst != src)
+                fs_node_detach (s, dst);
+        if (src)
+                fs_node_move (s, src, nparent, newname.ptr, newname.len);
+}
+
+static int
+op_rename (FsCtx *ctx)
+{
+        const FsRequest *q = ctx->q;
+        g_autofree char *name = name_dup (q->name), *newname = name_dup (q->name2);
+        char path[FS_MAX_PATH], npath[FS_MAX_PATH];
+        g_autofd int dirfd = -1, ndirfd = -1;
+        FsNode *parent = NULL, *nparent = NULL;
+        int r;
+
+        ctx->audit_op = "rename";
+        ctx->path = g_strdup (name);
+        if (q->node == FS_ROOT_NODE || q->node2 == FS_ROOT_NODE)
+                return REFUSE (ctx, FS_RULE_WORKSPACE, EROFS);
+        parent = share_node (ctx, q->node, &r);
+        if (!parent)
+                return r;
+        nparent = share_node (ctx, q->node2, &r);
+        if (!nparent)
+                return r;
+        if (parent->share != nparent->share)
+                return REFUSE (ctx, FS_RULE_OUTSIDE, EXDEV);
+        r = open_parent (parent, q->name, path, sizeof path, &dirfd);
+        if (r == 0)
+                r = open_parent (nparent, q->name2, npath, sizeof npath, &ndirfd);
+        if (r < 0)
+                return r;
+        g_free (ctx->path);
+        ctx->path = g_strdup (path);
+        ctx->path2 = g_strdup (npath);
+
+        r = check_writable (ctx, parent->share);
+        if (r == 0)
+                r = check_protected (ctx, parent->share, path, true);
+        if (r == 0)
+                r = check_protected (ctx, parent->share, npath, true);
+        if (r == 0 && parent->share->mode == FS_MODE_RW_NODELETE)
+                r = check_nodelete_rename (ctx, parent->share, dirfd, name, ndirfd, newname);
+        if (r < 0)
+                return r;
+
+        {
+                unsigned int flags = 0;
+                if (q->flags & FS_RENAME_NOREPLACE)
+                        flags |= RENAME_NOREPLACE;
+                if (q->flags & FS_RENAME_EXCHANGE)
+                        flags |= RENAME_EXCHANGE;
+                if (renameat2 (dirfd, name, ndirfd, newname, flags) < 0)
+                        return -errno;
+        }
+
+        /* Pin both parents: detaching a replaced node must not free them under us. */
+        fs_node_ref_lookup (parent);
+        fs_node_ref_lookup (nparent);
+        rename_nodes (ctx->s, parent, q->name, nparent, q->name2, q->flags);
+        fs_node_forget (ctx->s, nparent, 1);
+        fs_node_forget (ctx->s, parent, 1);
+        return 0;
+}
+
+/* Attributes ---------------------------------------------------------------------------------- */
+
+static int
+check_content_change (
+        FsCtx *ctx, FsShare *share, const char *path, const struct stat *st, bool truncating)
+{
+        int r = check_writable (ctx, share);
+
+        if (r == 0)
+                r = check_protected (ctx, share, path, false);
+        if (r < 0)
+                return r;
+        if (S_ISREG (st->st_mode) && st->st_nlink > 1)
+                return REFUSE (ctx, FS_RULE_HARDLINK, EPERM);
+        if (truncating && share->mode == FS_MODE_RW_NODELETE && st->st_size > 0)
+                return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
+        return 0;
+}
+
+static int
+setattr_apply (FsCtx *ctx, FsNode *node, int pathfd, const struct stat *st)
+{
+        const FsSetattr *set = &ctx->q->set;
+        char proc[64];
+
+        snprintf (proc, sizeof proc, "/proc/self/fd/%d", pathfd);
+        if (set->valid & FS_SET_SIZE) {
+                int err = 0;
+                FsHandle *h = ctx->q->handle ? fs_handle_get (ctx->s, ctx->q->handle, &err) : NULL;
+                g_autofd int fd = -1;
+
+                if (ctx->q->handle && !h)
+                        return err;
+                if (h && (h->node != node || !h->can_write))
+                        return -EBADF;
+                if (!h) {
+                        int r = fs_reopen (pathfd, O_WRONLY, &fd);
+                        if (r < 0)
+                                return r == -EACCES && !S_ISREG (st->st_mode)
+                                               ? REFUSE (ctx, FS_RULE_SPECIAL, EACCES)
+                                               : r;
+                }
+                if (ftruncate (h ? h->fd : fd, (off_t) set->size) < 0)
+                        return -errno;
+        }
+        if (set->valid & FS_SET_MODE) {
+                if (S_ISLNK (st->st_mode))
+                        return -EOPNOTSUPP;
+                if (chmod (proc, clean_mode (ctx->path, set->mode)) < 0)
+                        return -errno;
+        }
+        if (set->valid & (FS_SET_ATIME | FS_SET_MTIME | FS_SET_ATIME_NOW | FS_SET_MTIME_NOW)) {
+                struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
+
+                if (set->valid & FS_SET_ATIME_NOW)
+                        ts[0].tv_nsec = UTIME_NOW;
+                else if (set->valid & FS_SET_ATIME)
+                        ts[0] = (struct timespec){ set->atime_s, set->atime_ns };
+                if (set->valid & FS_SET_MTIME_NOW)
+                        ts[1].tv_nsec = UTIME_NOW;
+                else if (set->valid & FS_SET_MTIME)
+                        ts[1] = (struct timespec){ set->mtime_s, set->mtime_ns };
+                if (S_ISLNK (st->st_mode)) {
+                        if (utimensat (pathfd, "", ts, AT_EMPTY_PATH) < 0 && errno != EINVAL)
+                                return -errno;
+                } else if (utimensat (AT_FDCWD, proc, ts, 0) < 0) {
+                        return -errno;
+                }
+        }
+        return 0;
+}
+
+static int
+op_setattr (FsCtx *ctx)
+{
+        const FsSetattr *set = &ctx->q->set;
+        char path[FS_MAX_PATH];
+        g_autofd int fd = -1;
+        struct stat st;
+        FsNode *node = NULL;
+        FsAttr attr;
+        int r;
+
+        ctx->audit_op = "setattr";
+        if (ctx->q->node == FS_ROOT_NODE)
+                return REFUSE (ctx, FS_RULE_WORKSPACE, EROFS);
+        node = share_node (ctx, ctx->q->node, &r);
+        if (!node)
+                return r;
+        r = fs_node_path (node, path, sizeof path);
+        if (r < 0)
+                return r;
+        ctx->path = g_strdup (path);
+        r = fs_resolve_open (node->share->root_fd, node->share->dev, path, O_PATH, 0, &fd);
+        if (r < 0)
+                return r;
+        if (fstat (fd, &st) < 0)
+                return -errno;
+
+        r = check_writable (ctx, node->share);
+        if (r < 0)
+                return r;
+        if (set->valid & (FS_SET_UID | FS_SET_GID))
+                return REFUSE (ctx, FS_RULE_OWNER, EPERM);
+        r = check_content_change (ctx, node->share, path, &st,
+                                  (set->valid & FS_SET_SIZE) && set->size == 0);
+        if (r < 0)
+                return r;
+        if ((set->valid & FS_SET_SIZE) && S_ISDIR (st.st_mode))
+                return -EISDIR;
+        if (set->valid & FS_SET_SIZE)
+                ctx->size = (int64_t) set->size;
+
+        r = setattr_apply (ctx, node, fd, &st);
+        if (r < 0)
+                return r;
+        if (fstat (fd, &st) < 0)
+                return -errno;
+        fs_stat_to_attr (&st, &attr);
+        fs_write_attr (ctx->w, &attr);
+        return 0;
+}
+
+/* Files --------------------------------------------------------------------------------------- */
+
+static int
+wire_to_open_flags (uint32_t flags)
+{
+        int f;
+
+        switch (flags & FS_O_ACCMODE) {
+        case FS_O_WRONLY:
+                f = O_WRONLY;
+                break;
+        case FS_O_RDWR:
+                f = O_RDWR;
+                break;
+        default:
+                f = O_RDONLY;
+        }
+        if (flags & FS_O_TRUNC)
+                f |= O_TRUNC;
+        if (flags & FS_O_APPEND)
+                f |= O_APPEND;
+        return f;
+}
+
+static uint32_t
+keep_cache_flags (FsNode *node, const struct stat *st)
+{
+        bool same = node->cached_mtime_s == st->st_mtim.tv_sec &&
+                    node->cached_mtime_ns == (uint32_t) st->st_mtim.tv_nsec &&
+                    node->cached_size == (uint64_t) st->st_size;
+
+        node->cached_mtime_s = st->st_mtim.tv_sec;
+        node->cached_mtime_ns = (uint32_t) st->st_mtim.tv_nsec;
+        node->cached_size = (uint64_t) st->st_size;
+        return same ? FS_OPEN_KEEP_CACHE : 0;
+}
+
+/* Opens an existing file of node for I/O after the rules allowed it. */
+static int
+open_existing (FsCtx *ctx, FsNode *node, uint32_t wire_flags, FsHandle **ret)
+{
+        bool writing = (wire_flags & FS_O_ACCMODE) != FS_O_RDONLY || (wire_flags & FS_O_TRUNC);
+        char path[FS_MAX_PATH];
+        g_autofd int pfd = -1, fd = -1;
+        struct stat st;
+        FsHandle *h;
+        int r, err = 0;
+
+        r = fs_node_path (node, path, sizeof path);
+        if (r < 0)
+                return r;
+        r = fs_resolve_open (node->share->root_fd, node->share->dev, path, O_PATH, 0, &pfd);
+        if (r < 0)
+                return r;
+        if (fstat (pfd, &st) < 0)
+                return -errno;
+        if (S_ISDIR (st.st_mode))
+                return -EISDIR;
+        if (S_ISLNK (st.st_mode))
+                return -ELOOP;
+        if (!S_ISREG (st.st_mode)) {
+                g_free (ctx->path);
+                ctx->path = g_strdup (path);
+                ctx->audit_op = NULL;
+                return REFUSE (ctx, FS_RULE_SPECIAL, EACCES);
+        }
+        if (writing) {
+                g_free (ctx->path);
+                ctx->path = g_strdup (path);
+                r = check_content_change (ctx, node->share, path, &st,
+                                          (wire_flags & FS_O_TRUNC) != 0);
+                if (r < 0) {
+                        ctx->audit_op = "open";
+                        return r;
+                }
+        }
+        r = fs_reopen (pfd, wire_to_open_flags (wire_flags), &fd);
+        if (r < 0)
+                return r;
+        if (fstat (fd, &st) < 0)
+                return -errno;
+        h = fs_handle_new (ctx->s, node, fd, &err);
+        if (!h)
+                return REFUSE (ctx, FS_RULE_LIMIT, -err);
+        fd = -1;
+        h->can_read = (wire_flags & FS_O_ACCMODE) != FS_O_WRONLY;
+        h->can_write = (wire_flags & FS_O_ACCMODE) != FS_O_RDONLY;
+        if (wire_flags & FS_O_TRUNC) {
+                ctx->audit_op = "truncate";
+                ctx->size = 0;
+        }
+        fs_write_u64 (ctx->w, h->id);
+        fs_write_u32 (ctx->w, keep_cache_flags (node, &st));
+        *ret = h;
+        return 0;
+}
+
+static int
+op_open (FsCtx *ctx)
+{
+        FsHandle *h;
+        FsNode *node = NULL;
+        int r;
+
+        if (ctx->q->node == FS_ROOT_NODE)
+                return -EISDIR;
+        node = share_node (ctx, ctx->q->node, &r);
+        if (!node)
+                return r;
+        return open_existing (ctx, node, ctx->q->flags, &h);
+}
+
+static int
+op_create (FsCtx *ctx)
+{
+        const FsRequest *q = ctx->q;
+        g_autofree char *name = name_dup (q->name);
+        g_autofd int dirfd = -1, fd = -1;
+        FsHandle *h;
+        FsNode *parent = NULL, *node = NULL;
+        struct stat st;
+        int r, err = 0;
+
+        r = begin_create (ctx, "create", &parent, &dirfd);
+        if (r < 0)
+                return r;
+        /* Always exclusive on the host: an existing name goes through the checks of OPEN. */
+        fd = openat (dirfd, name,
+                     wire_to_open_flags (q->flags & (FS_O_ACCMODE | FS_O_APPEND)) | O_CREAT |
+                             O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                     clean_mode (ctx->path, q->mode));
+        if (fd < 0 && errno == EEXIST && !(q->flags & FS_O_EXCL)) {
+                node = fs_node_child (ctx->s, parent, q->name.ptr, q->name.len, &err);
+                if (!node)
+                        return REFUSE (ctx, FS_RULE_LIMIT, -err);
+                fs_node_ref_lookup (node); /* pin while opening */
+                if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = -errno;
+                } else {
+                        FsEntry e = { .node = node->id };
+                        fs_stat_to_attr (&st, &e.attr);
+                        fs_write_entry (ctx->w, &e);
+                        ctx->audit_op = NULL;
+                        r = open_existing (ctx, node, q->flags, &h);
+                }
+                if (r < 0)
+                        fs_node_forget (ctx->s, node, 1); /* drop the pin: no entry was given */
+                return r;
+        }
+        if (fd < 0)
+                return -errno;
+        if (fstat (fd, &st) < 0)
+                return -errno;
+        fs_share_mark_created (parent->share, fd);
+        node = fs_node_child (ctx->s, parent, q->name.ptr, q->name.len, &err);
+        if (!node)
+                return REFUSE (ctx, FS_RULE_LIMIT, -err);
+        h = fs_handle_new (ctx->s, node, fd, &err);
+        if (!h)
+                return REFUSE (ctx, FS_RULE_LIMIT, -err);
+        fd = -1;
+        h->can_read = (q->flags & FS_O_ACCMODE) != FS_O_WRONLY;
+        h->can_write = (q->flags & FS_O_ACCMODE) != FS_O_RDONLY;
+        reply_entry (ctx, node, &st);
+        fs_write_u64 (ctx->w, h->id);
+        fs_write_u32 (ctx->w, keep_cache_flags (node, &st));
+        return 0;
+}
+
+static int
+op_read (FsCtx *ctx)
+{
+        int err = 0;
+        FsHandle *h = fs_handle_get (ctx->s, ctx->q->handle, &err);
+        uint8_t *p;
+        ssize_t n;
+
+        if (!h)
+                return err;
+        if (h->is_dir || !h->can_read)
+                return -EBADF;
+        p = fs_write_reserve (ctx->w, ctx->q->size);
+        if (!p)
+                return -EIO;
+        do
+                n = pread (h->fd, p, ctx->q->size, (off_t) ctx->q->offset);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        ctx->w->len -= ctx->q->size - (size_t) n;
+        return 0;
+}
+
+static int
+op_write (FsCtx *ctx)
+{
+        int err = 0;
+        FsHandle *h = fs_handle_get (ctx->s, ctx->q->handle, &err);
+        size_t done = 0;
+
+        if (!h)
+                return err;
+        if (h->is_dir || !h->can_write)
+                return -EBADF;
+        ctx->share = h->share;
+        /* A mode change applies at once, also to files that are already open. */
+        if (h->share->mode == FS_MODE_RO) {
+                char path[FS_MAX_PATH];
+                ctx->audit_op = "write";
+                if (fs_node_path (h->node, path, sizeof path) == 0)
+                        ctx->path = g_strdup (path);
+                return REFUSE (ctx, FS_RULE_READ_ONLY, EROFS);
+        }
+        while (done < ctx->q->data_len) {
+                ssize_t n = pwrite (h->fd, ctx->q->data + done, ctx->q->data_len - done,
+                                    (off_t) (ctx->q->offset + done));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        if (done > 0)
+                                break;
+                        return -errno;
+                }
+                done += (size_t) n;
+        }
+        h->written += done;
+        fs_write_u32 (ctx->w, (uint32_t) done);
+        return 0;
+}
+
+static int
+op_release (FsCtx *ctx)
+{
+        FsHandle *h = g_hash_table_lookup (ctx->s->handles, &ctx->q->handle);
+
+        if (!h)
+                return -EBADF;
+        if ((ctx->q->op == FS_OP_RELEASEDIR) != h->is_dir)
+                return -EBADF;
+        if (h->written > 0) {
+                char path[FS_MAX_PATH];
+                struct stat st;
+
+                ctx->share = h->share;
+                ctx->audit_op = "write";
+                if (h->node && fs_node_path (h->node, path, sizeof path) == 0)
+                        ctx->path = g_strdup (path);
+                ctx->size = fstat (h->fd, &st) == 0 ? st.st_size : (int64_t) h->written;
+        }
+        fs_handle_close (ctx->s, h);
+        return 0;
+}
+
+static int
+op_fsync (FsCtx *ctx)
+{
+        int err = 0;
+        FsHandle *h = fs_handle_get (ctx->s, ctx->q->handle, &err);
+
+        if (!h)
+                return err;
+        if (h->fd < 0)
+                return 0;
+        if ((ctx->q->flags ? fdatasync (h->fd) : fsync (h->fd)) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Dispatch ------------------------------------------------------------------------------------ */
+
+int fs_ops_dir (FsCtx *ctx); /* fs-ops-dir.c */
+
+int
+fs_ops_dispatch (FsCtx *ctx)
+{
+        switch (ctx->q->op) {
+        case FS_OP_LOOKUP:
+                return op_lookup (ctx);
+        case FS_OP_FORGET:
+        case FS_OP_BATCH_FORGET:
+                return op_forget (ctx);
+        case FS_OP_GETATTR:
+                return op_getattr (ctx);
+        case FS_OP_SETATTR:
+                return op_setattr (ctx);
+        case FS_OP_READLINK:
+                return op_readlink (ctx);
+        case FS_OP_MKDIR:
+                return op_mkdir (ctx);
+        case FS_OP_MKNOD:
+                return op_mknod (ctx);
+        case FS_OP_UNLINK:
+        case FS_OP_RMDIR:
+                return op_remove (ctx);
+        case FS_OP_SYMLINK:
+                return op_symlink (ctx);
+        case FS_OP_RENAME:
+                return op_rename (ctx);
+        case FS_OP_LINK:
+                return op_link (ctx);
+        case FS_OP_OPEN:
+                return op_open (ctx);
+        case FS_OP_CREATE:
+                return op_create (ctx);
+        case FS_OP_READ:
+                return op_read (ctx);
+        case FS_OP_WRITE:
+                return op_write (ctx);
+        case FS_OP_RELEASE:
+        case FS_OP_RELEASEDIR:
+                return op_release (ctx);
+        case FS_OP_FSYNC:
+                return op_fsync (ctx);
+        case FS_OP_STATFS:
+                return op_statfs (ctx);
+        case FS_OP_SETXATTR:
+        case FS_OP_REMOVEXATTR:
+                return op_xattr (ctx);
+        case FS_OP_OPENDIR:
+        case FS_OP_READDIR:
+        case FS_OP_READDIRPLUS:
+                return fs_ops_dir (ctx);
+        default:
+                return -ENOSYS;
+        }
+}

@@ -1,0 +1,109 @@
+/* fs-server-private.h — the server's tables, shared by fs-server.c and fs-ops*.c.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <sys/stat.h>
+
+#include "fs-server.h"
+
+#define FS_MAX_DEPTH 256
+#define FS_MAX_PATH 4096
+#define FS_KEEP_MAX (64u * 1024u * 1024u) /* largest file rw-nodelete keeps on replace */
+
+typedef struct _FsNode FsNode;
+
+typedef struct {
+        gint refs;
+        char *name;
+        char *host_path;
+        int root_fd; /* O_PATH | O_DIRECTORY */
+        dev_t dev;
+        ino_t ino;
+        FsMode mode;
+        FsProtected *protected;
+        bool removed;
+        FsNode *root_node; /* while the guest holds it */
+        /* "dev:ino:btime" of files and folders the guest created in this session: protected-
+         * path anchors created here are the agent's own; rw-nodelete may replace them. */
+        GHashTable *created;
+} FsShare;
+
+struct _FsNode {
+        uint64_t id;
+        uint64_t nlookup;
+        guint n_children; /* child nodes that point here */
+        FsNode *parent; /* NULL for a share root, and once detached */
+        char *name;
+        FsShare *share; /* strong */
+        GHashTable *children; /* name -> FsNode (borrowed) */
+        bool detached; /* unlinked or replaced by the guest: ESTALE */
+        bool is_share_root;
+        /* what the client last cached, for FS_OPEN_KEEP_CACHE */
+        int64_t cached_mtime_s;
+        uint32_t cached_mtime_ns;
+        uint64_t cached_size;
+};
+
+typedef struct {
+        uint64_t id;
+        int fd; /* real fd (regular file or directory); -1 for the workspace root listing */
+        FsShare *share; /* strong; NULL for the workspace root */
+        FsNode *node; /* holds one lookup reference */
+        bool is_dir;
+        bool can_read, can_write;
+        uint64_t written; /* bytes written, logged at release */
+        int64_t dir_pos; /* directory position (d_off of the last entry returned) */
+} FsHandle;
+
+struct _FsServer {
+        GHashTable *shares; /* name -> FsShare (strong) */
+        GHashTable *nodes; /* &id -> FsNode (owned) */
+        GHashTable *handles; /* &id -> FsHandle (owned) */
+        uint64_t next_node;
+        uint64_t next_handle;
+        guint max_handles, max_nodes;
+        char *keep_dir;
+        guint keep_serial;
+        FsAudit *audit;
+        FsNotifyFunc notify;
+        void *notify_data;
+};
+
+/* What an op reports back to the dispatcher for the reply and the audit log. */
+typedef struct {
+        FsServer *s;
+        const FsRequest *q;
+        FsWriter *w;
+        FsShare *share; /* for audit; borrowed */
+        const char *rule; /* set on a policy refusal */
+        const char *audit_op; /* set when the op changes something */
+        char *path; /* audit path (owned) */
+        char *path2; /* audit second path (owned) */
+        int64_t size;
+} FsCtx;
+
+/* fs-server.c */
+FsNode *fs_node_get (FsServer *s, uint64_t id, int *ret_err);
+FsNode *fs_node_child (FsServer *s, FsNode *parent, const char *name, size_t len, int *ret_err);
+void fs_node_ref_lookup (FsNode *node);
+void fs_node_forget (FsServer *s, FsNode *node, uint64_t n);
+void fs_node_detach (FsServer *s, FsNode *node);
+FsNode *fs_node_find_child (FsNode *parent, const char *name, size_t len);
+void fs_node_move (FsServer *s, FsNode *node, FsNode *new_parent, const char *name, size_t len);
+FsNode *fs_share_root_node (FsServer *s, FsShare *share, int *ret_err);
+FsShare *fs_server_find_share (FsServer *s, const char *name, size_t len);
+/* The node's path relative to its share root ("" for the root); -ESTALE, -ENAMETOOLONG. */
+int fs_node_path (FsNode *node, char *buf, size_t size);
+FsHandle *fs_handle_new (FsServer *s, FsNode *node, int fd, int *ret_err);
+FsHandle *fs_handle_get (FsServer *s, uint64_t id, int *ret_err);
+void fs_handle_close (FsServer *s, FsHandle *h);
+void fs_share_mark_created (FsShare *share, int fd);
+/* The key of share->created for a name in dirfd (NULL if it cannot be stat()ed). */
+char *fs_created_key_at (int dirfd, const char *name);
+bool fs_share_is_created (FsShare *share, int fd);
+
+/* fs-ops.c */
+int fs_ops_dispatch (FsCtx *ctx);
+void fs_stat_to_attr (const struct stat *st, FsAttr *ret);

@@ -1,0 +1,69 @@
+/* fs-server.h — the host file server: shares, the node table, and one request at a time.
+ *
+ * Transport-free: the daemon (corral-fsd.c) reads FS_REQUEST payloads from the guest and hands
+ * them to fs_server_handle(); tests and the fuzzer call it directly. Single-threaded.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fs-audit.h"
+#include "fs-policy.h"
+#include "fs.h"
+
+typedef struct _FsServer FsServer;
+
+/* Called with an FS_NOTIFY payload when the server wants the client to drop cached entries
+ * (a share was added, removed or changed mode). */
+typedef void (*FsNotifyFunc) (const uint8_t *payload, size_t len, void *user_data);
+
+/* keep_dir: where rw-nodelete keeps the old version of a file that a rename replaced (created
+ * on demand, 0700); NULL refuses such renames. audit: borrowed, may be NULL. */
+FsServer *fs_server_new (const char *keep_dir, FsAudit *audit);
+void fs_server_free (FsServer *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsServer, fs_server_free)
+
+void fs_server_set_notify (FsServer *s, FsNotifyFunc func, void *user_data);
+
+/* A share name: 1..64 bytes of UTF-8 letters, digits, '.', '-', '_', ' ', not starting with
+ * '.' (it is a folder name in /workspace). */
+bool fs_share_name_valid (const char *name);
+/* The default name for a host folder: its base name made valid ("shared" if nothing is left). */
+char *fs_share_name_for_path (const char *path);
+
+gboolean fs_server_add_share (FsServer *s,
+                              const char *name,
+                              const char *path,
+                              FsMode mode,
+                              const char *const *extra_protected,
+                              GError **error);
+gboolean fs_server_remove_share (FsServer *s, const char *name, GError **error);
+gboolean fs_server_set_mode (FsServer *s, const char *name, FsMode mode, GError **error);
+
+typedef struct {
+        char *name;
+        char *path;
+        FsMode mode;
+} FsShareInfo;
+
+void fs_share_info_free (FsShareInfo *info);
+/* (transfer full) (element-type FsShareInfo), in name order */
+GPtrArray *fs_server_list_shares (FsServer *s);
+
+/* A new connection: forget every node and close every handle of the previous one. */
+void fs_server_reset (FsServer *s);
+
+/* Handles one FS_REQUEST payload. Returns true when a reply is due (its payload is in w,
+ * whose capacity must be at least PROTO_MAX_PAYLOAD); FORGET needs none. */
+bool fs_server_handle (FsServer *s, const uint8_t *payload, size_t len, FsWriter *w);
+
+/* Counters for tests: live nodes and open handles. */
+guint fs_server_n_nodes (FsServer *s);
+guint fs_server_n_handles (FsServer *s);
+
+/* Limits (tests lower them). */
+void fs_server_set_limits (FsServer *s, guint max_handles, guint max_nodes);

@@ -1,0 +1,288 @@
+/* test-fs-policy.c — the file-service codec and the shared-folder rules, without a file system.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <gio/gio.h>
+#include <string.h>
+
+#include "fs-policy.h"
+#include "fs-server.h"
+#include "fs.h"
+
+static void
+test_codec_round_trip (void)
+{
+        const FsRequest reqs[] = {
+                { .op = FS_OP_LOOKUP, .node = 7, .name = { "a.txt", 5 } },
+                { .op = FS_OP_FORGET, .node = 7, .nlookup = 3 },
+                { .op = FS_OP_GETATTR, .node = 9 },
+                { .op = FS_OP_SETATTR,
+                  .node = 9,
+                  .handle = 2,
+                  .set = { .valid = FS_SET_SIZE | FS_SET_MTIME,
+                           .size = 10,
+                           .mtime_s = -5,
+                           .mtime_ns = 999999999 } },
+                { .op = FS_OP_MKDIR, .node = 1, .name = { "d", 1 }, .mode = 0755 },
+                { .op = FS_OP_SYMLINK, .node = 3, .name = { "l", 1 }, .name2 = { "../x", 4 } },
+                { .op = FS_OP_RENAME,
+                  .node = 3,
+                  .name = { "a", 1 },
+                  .node2 = 4,
+                  .name2 = { "b", 1 },
+                  .flags = FS_RENAME_NOREPLACE },
+                { .op = FS_OP_OPEN, .node = 3, .flags = FS_O_RDWR | FS_O_TRUNC },
+                { .op = FS_OP_READ, .handle = 1, .offset = 1 << 20, .size = FS_MAX_IO },
+                { .op = FS_OP_WRITE,
+                  .handle = 1,
+                  .offset = 5,
+                  .data = (const uint8_t *) "abc",
+                  .data_len = 3 },
+                { .op = FS_OP_CREATE,
+                  .node = 3,
+                  .name = { "n", 1 },
+                  .mode = 0644,
+                  .flags = FS_O_WRONLY | FS_O_EXCL },
+                { .op = FS_OP_READDIRPLUS, .handle = 4, .offset = 77, .size = 4096 },
+                { .op = FS_OP_FSYNC, .handle = 4, .flags = 1 },
+        };
+
+        for (guint i = 0; i < G_N_ELEMENTS (reqs); i++) {
+                uint8_t buf[256];
+                FsWriter w;
+                FsRequest q;
+
+                fs_writer_init (&w, buf, sizeof buf);
+                g_assert_cmpint (fs_request_encode (&reqs[i], &w), ==, 0);
+                g_assert_cmpint (fs_request_decode (buf, w.len, &q), ==, 0);
+                g_assert_cmpuint (q.op, ==, reqs[i].op);
+                g_assert_cmpuint (q.node, ==, reqs[i].node);
+                g_assert_cmpuint (q.node2, ==, reqs[i].node2);
+                g_assert_cmpuint (q.handle, ==, reqs[i].handle);
+                g_assert_cmpuint (q.offset, ==, reqs[i].offset);
+                g_assert_cmpuint (q.flags, ==, reqs[i].flags);
+                g_assert_cmpmem (q.name.ptr, q.name.len, reqs[i].name.ptr, reqs[i].name.len);
+                g_assert_cmpmem (q.name2.ptr, q.name2.len, reqs[i].name2.ptr, reqs[i].name2.len);
+                g_assert_cmpmem (q.data, q.data_len, reqs[i].data, reqs[i].data_len);
+                g_assert_cmpint (q.set.mtime_s, ==, reqs[i].set.mtime_s);
+                /* Every strict prefix is malformed; so is one extra byte. */
+                for (size_t len = 0; len < w.len; len++) {
+                        if (reqs[i].op == FS_OP_WRITE && len >= 20)
+                                continue; /* shorter data is still a valid WRITE */
+                        g_assert_cmpint (fs_request_decode (buf, len, &q), ==, -EINVAL);
+                }
+                buf[w.len] = 0;
+                if (reqs[i].op != FS_OP_WRITE)
+                        g_assert_cmpint (fs_request_decode (buf, w.len + 1, &q), ==, -EINVAL);
+        }
+}
+
+static void
+test_codec_refusals (void)
+{
+        uint8_t buf[256];
+        FsWriter w;
+        FsRequest q;
+
+        /* unknown op, reserved bits */
+        fs_writer_init (&w, buf, sizeof buf);
+        fs_write_u16 (&w, 999);
+        fs_write_u16 (&w, 0);
+        g_assert_cmpint (fs_request_decode (buf, w.len, &q), ==, -ENOSYS);
+        fs_writer_init (&w, buf, sizeof buf);
+        fs_write_u16 (&w, FS_OP_GETATTR);
+        fs_write_u16 (&w, 1);
+        fs_write_u64 (&w, 2);
+        g_assert_cmpint (fs_request_decode (buf, w.len, &q), ==, -EINVAL);
+        /* unknown open flags, access mode 3, both rename flags, oversized read */
+        {
+                const FsRequest bad[] = {
+                        { .op = FS_OP_OPEN, .node = 2, .flags = 0x100 },
+                        { .op = FS_OP_OPEN, .node = 2, .flags = 3 },
+                        { .op = FS_OP_RENAME,
+                          .node = 2,
+                          .name = { "a", 1 },
+                          .node2 = 2,
+                          .name2 = { "b", 1 },
+                          .flags = 3 },
+                        { .op = FS_OP_READ, .handle = 1, .size = FS_MAX_IO + 1 },
+                        { .op = FS_OP_SETATTR, .node = 2, .set = { .valid = 0 } },
+                        { .op = FS_OP_SETATTR, .node = 2, .set = { .valid = 0x100 } },
+                        { .op = FS_OP_SETATTR,
+                          .node = 2,
+                          .set = { .valid = FS_SET_ATIME, .atime_ns = 1000000000 } },
+                        { .op = FS_OP_FSYNC, .handle = 1, .flags = 2 },
+                };
+                for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+                        fs_writer_init (&w, buf, sizeof buf);
+                        g_assert_cmpint (fs_request_encode (&bad[i], &w), ==, 0);
+                        g_assert_cmpint (fs_request_decode (buf, w.len, &q), ==, -EINVAL);
+                }
+        }
+        /* the writer never runs past its buffer */
+        fs_writer_init (&w, buf, 3);
+        fs_write_u32 (&w, 1);
+        g_assert_true (w.overflow);
+        g_assert_cmpuint (w.len, ==, 0);
+}
+
+static void
+test_names (void)
+{
+        g_assert_true (fs_name_valid ("a", 1));
+        g_assert_true (fs_name_valid ("...", 3));
+        g_assert_true (fs_name_valid (".hidden", 7));
+        g_assert_false (fs_name_valid (".", 1));
+        g_assert_false (fs_name_valid ("..", 2));
+        g_assert_false (fs_name_valid ("", 0));
+        g_assert_false (fs_name_valid ("a/b", 3));
+        g_assert_false (fs_name_valid ("a\0", 2));
+
+        g_assert_true (fs_share_name_valid ("Projects"));
+        g_assert_true (fs_share_name_valid ("my files 2"));
+        g_assert_false (fs_share_name_valid (".git"));
+        g_assert_false (fs_share_name_valid ("a/b"));
+        g_assert_false (fs_share_name_valid ("a\nb"));
+        g_assert_false (fs_share_name_valid (""));
+        g_assert_false (fs_share_name_valid ("\xff"));
+        {
+                g_autofree char *a = fs_share_name_for_path ("/home/ana/Tax 2025");
+                g_autofree char *b = fs_share_name_for_path ("/home/ana/.secret");
+                g_autofree char *c = fs_share_name_for_path ("/");
+                g_autofree char *d = fs_share_name_for_path ("/x/a\nb");
+                g_assert_cmpstr (a, ==, "Tax 2025");
+                g_assert_true (fs_share_name_valid (b));
+                g_assert_true (fs_share_name_valid (c));
+                g_assert_true (fs_share_name_valid (d));
+        }
+}
+
+static void
+test_protected (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (FsProtected) p = NULL;
+        const char *extra[] = { "Makefile", "scripts/hooks/", NULL };
+        const char *bad[] = { "/etc/passwd", "a//b", "../x", "./a", "", NULL };
+        size_t anchor = 99;
+
+        p = fs_protected_new (extra, &error);
+        g_assert_no_error (error);
+#define YES(path, a)                                                                               \
+        do {                                                                                       \
+                g_assert_true (fs_protected_match (p, path, &anchor));                             \
+                g_assert_cmpuint (anchor, ==, a);                                                  \
+        } while (0)
+        YES (".git/config", 4);
+        YES (".git/hooks", 4);
+        YES (".git/hooks/pre-commit", 4);
+        YES ("proj/.git/hooks/x/y", 9);
+        YES (".GIT/CONFIG", 4);
+        YES (".Git/Hooks/pre-push", 4);
+        YES (".bashrc", 0);
+        YES ("home/.zshrc", 4);
+        YES (".github/workflows/ci.yml", 7);
+        YES (".gitlab-ci.yml", 0);
+        YES ("sub/.vscode/tasks.json", 11);
+        YES ("Makefile", 0);
+        YES ("scripts/hooks/a", 7);
+#undef YES
+        g_assert_false (fs_protected_match (p, "", NULL));
+        g_assert_false (fs_protected_match (p, ".git", NULL));
+        g_assert_false (fs_protected_match (p, ".git/objects/ab", NULL));
+        g_assert_false (fs_protected_match (p, ".gitconfig", NULL));
+        g_assert_false (fs_protected_match (p, "git/config", NULL));
+        g_assert_false (fs_protected_match (p, ".github", NULL));
+        g_assert_false (fs_protected_match (p, ".github/ISSUE_TEMPLATE.md", NULL));
+        g_assert_false (fs_protected_match (p, "bashrc", NULL));
+        g_assert_false (fs_protected_match (p, ".bashrc.bak", NULL));
+
+        g_assert_true (fs_protected_is_ancestor (p, ".git", &anchor));
+        g_assert_cmpuint (anchor, ==, 4);
+        g_assert_true (fs_protected_is_ancestor (p, "a/.GITHUB", &anchor));
+        g_assert_true (fs_protected_is_ancestor (p, ".github", NULL));
+        g_assert_true (fs_protected_is_ancestor (p, "scripts", NULL));
+        g_assert_false (fs_protected_is_ancestor (p, ".git/config", NULL));
+        g_assert_false (fs_protected_is_ancestor (p, "src", NULL));
+
+        g_assert_true (fs_path_in_hooks (".git/hooks/pre-commit"));
+        g_assert_true (fs_path_in_hooks ("r/.GIT/HOOKS/x"));
+        g_assert_false (fs_path_in_hooks (".git/hooks"));
+        g_assert_false (fs_path_in_hooks ("hooks/x"));
+
+        for (guint i = 0; bad[i]; i++) {
+                const char *one[] = { bad[i], NULL };
+                g_autoptr (GError) e = NULL;
+                g_autoptr (FsProtected) q = fs_protected_new (one, &e);
+                g_assert_null (q);
+                g_assert_error (e, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+        }
+}
+
+static void
+test_symlink_targets (void)
+{
+        const struct {
+                const char *link;
+                const char *target;
+                gboolean inside;
+        } cases[] = {
+                { "l", "file", TRUE },
+                { "l", "./file", TRUE },
+                { "l", "d/../file", TRUE },
+                { "d/l", "../file", TRUE },
+                { "d/e/l", "../../x", TRUE },
+                { "l", "..", FALSE },
+                { "l", "../x", FALSE },
+                { "l", "d/../../x", FALSE },
+                { "d/l", "../../x", FALSE },
+                { "l", "/etc/passwd", FALSE },
+                { "l", "/proc/self/root", FALSE },
+                { "l", "a//b/../..", TRUE },
+                { "l", "a/../..", FALSE },
+        };
+
+        for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+                g_assert_cmpint (fs_symlink_target_inside (cases[i].link, cases[i].target,
+                                                           strlen (cases[i].target)),
+                                 ==, cases[i].inside);
+        g_assert_false (fs_symlink_target_inside ("l", "a\0b", 3));
+        g_assert_false (fs_symlink_target_inside ("l", "", 0));
+}
+
+static void
+test_modes (void)
+{
+        FsMode m;
+
+        g_assert_true (fs_mode_parse ("ro", &m) && m == FS_MODE_RO);
+        g_assert_true (fs_mode_parse ("rw", &m) && m == FS_MODE_RW);
+        g_assert_true (fs_mode_parse ("rw-nodelete", &m) && m == FS_MODE_RW_NODELETE);
+        g_assert_false (fs_mode_parse ("RW", &m));
+        g_assert_false (fs_mode_parse (NULL, &m));
+        for (int i = FS_MODE_RO; i <= FS_MODE_RW_NODELETE; i++) {
+                g_assert_true (fs_mode_parse (fs_mode_to_string (i), &m));
+                g_assert_cmpint (m, ==, i);
+        }
+        {
+                g_autofree char *msg =
+                        fs_rule_explain (FS_RULE_NO_DELETE, "Tax", FS_MODE_RW_NODELETE, "old.pdf");
+                g_assert_nonnull (strstr (msg, "Tax"));
+                g_assert_nonnull (strstr (msg, "old.pdf"));
+                g_assert_nonnull (strstr (msg, "approve"));
+        }
+}
+
+int
+main (int argc, char **argv)
+{
+        g_test_init (&argc, &argv, NULL);
+        g_test_add_func ("/fs/codec/round-trip", test_codec_round_trip);
+        g_test_add_func ("/fs/codec/refusals", test_codec_refusals);
+        g_test_add_func ("/fs/names", test_names);
+        g_test_add_func ("/fs/policy/protected", test_protected);
+        g_test_add_func ("/fs/policy/symlink-targets", test_symlink_targets);
+        g_test_add_func ("/fs/policy/modes", test_modes);
+        return g_test_run ();
+}
