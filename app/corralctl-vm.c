@@ -14,6 +14,7 @@
 #include "corral-vm-gc.h"
 #include "corral-vm-manager.h"
 #include "corral-vm-pool.h"
+#include "corralctl-share.h"
 
 #include <glib/gi18n.h>
 #include <stdio.h>
@@ -186,9 +187,12 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
         g_autoptr (CorralImage) image = NULL;
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (CorralVmInfo) info = NULL;
+        g_autoptr (GPtrArray) shares = g_ptr_array_new ();
 
         for (int i = 0; i < argc; i++) {
-                if (g_str_equal (argv[i], "--memory") && i + 1 < argc)
+                if (g_str_equal (argv[i], "--share") && i + 1 < argc)
+                        g_ptr_array_add (shares, argv[++i]);
+                else if (g_str_equal (argv[i], "--memory") && i + 1 < argc)
                         memory = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
                 else if (g_str_equal (argv[i], "--cpus") && i + 1 < argc)
                         cpus = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
@@ -198,7 +202,7 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                         from_pool = TRUE;
                 else {
                         g_printerr ("corralctl: unknown option “%s” (use --image NAME, "
-                                    "--memory MiB, --cpus N)\n",
+                                    "--memory MiB, --cpus N, --share PATH:MODE)\n",
                                     argv[i]);
                         return EXIT_CTL;
                 }
@@ -222,6 +226,9 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                 return report (error);
         g_print ("%s: %s (%s, %s)\n", info->name, corral_vm_state_to_string (info->state),
                  info->transport, info->accel);
+        for (guint i = 0; i < shares->len; i++)
+                if (!corralctl_share_add_spec (info->vm_dir, shares->pdata[i], &error))
+                        return report (error);
         return 0;
 }
 
@@ -362,11 +369,24 @@ static const struct {
         { "rm", CORRAL_VM_OP_REMOVE },
 };
 
+/* A VM that (re)started needs its file server: its port is new. */
+static void
+ensure_shares (CorralVmManager *m, const char *name)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (CorralVmInfo) info = NULL;
+
+        corral_vm_manager_lookup_async (m, name, NULL, corralctl_got_result, &res);
+        info = corral_vm_manager_lookup_finish (m, corralctl_wait_for (&res), NULL);
+        if (info && info->vm_dir && info->state == CORRAL_VM_STATE_RUNNING)
+                corralctl_share_ensure (info->vm_dir);
+}
+
 static int
 usage (void)
 {
         g_printerr ("usage: corralctl vm create NAME [--image minimal] [--memory MiB] [--cpus N] "
-                    "[--from-pool]\n"
+                    "[--from-pool] [--share PATH:ro|rw|rw-nodelete]...\n"
                     "       corralctl vm pool fill N [--memory MiB] [--cpus N] | pool ls | "
                     "pool drain\n"
                     "       corralctl vm start|stop|pause|resume|save|restore|destroy|rm NAME\n"
@@ -415,6 +435,7 @@ corralctl_vm_main (int argc, char **argv)
                                             corralctl_got_result, &res);
                 if (!corral_vm_manager_op_finish (m, corralctl_wait_for (&res), &error))
                         return report (error);
+                ensure_shares (m, argv[2]);
                 return 0;
         }
         return usage ();
@@ -437,6 +458,8 @@ corralctl_vm_connect (const char *name,
         client = corral_agent_client_new ();
         if (!connect_client (m, name, client, error))
                 return FALSE;
+        /* Re-attach: the file server may have gone (it exits with the VM's port). */
+        ensure_shares (m, name);
         *ret_manager = g_steal_pointer (&m);
         *ret_client = g_steal_pointer (&client);
         return TRUE;

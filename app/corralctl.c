@@ -12,6 +12,7 @@
 #include "corral-vmm.h"
 #include "corralctl-image.h"
 #include "corralctl-gc.h"
+#include "corralctl-share.h"
 #include "corralctl-vm.h"
 
 #include <errno.h>
@@ -520,6 +521,8 @@ usage (FILE *out)
         fprintf (out, "  %-8s %s\n", "gc",
                  _ ("Delete VM folders without a VM and images no VM uses (--dry-run)"));
         fprintf (out, "  %-8s %s\n", "image", _ ("Build, verify and list guest images"));
+        fprintf (out, "  %-8s %s\n", "share",
+                 _ ("Share folders with a VM: can read, can edit, can edit but not delete"));
         fprintf (out,
                  _ ("\n--local runs corral-agent on this machine as you: there is NO sandbox.\n"
                     "Use “corralctl COMMAND --help” for the options of a command,\n"
@@ -589,6 +592,8 @@ main (int argc, char **argv)
                 return corralctl_vm_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "gc"))
                 return corralctl_gc_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "share"))
+                return corralctl_share_main (argc - 1, argv + 1);
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
                 if (g_str_equal (argv[1], commands[i].name))
                         return run_command ((int) i, argc - 1, argv + 1);

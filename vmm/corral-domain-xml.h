@@ -14,6 +14,8 @@ G_BEGIN_DECLS
 
 #define CORRAL_DOMAIN_PREFIX "corral-"
 #define CORRAL_AGENT_PORT_NAME "org.corral.agent.0"
+/* Shared folders (proto/FS-PROTOCOL.md): always a virtio-serial port, whatever the agent uses. */
+#define CORRAL_FS_PORT_NAME "org.corral.fs.0"
 #define CORRAL_METADATA_NS "https://corral.dev/xmlns/libvirt/vm/1"
 #define CORRAL_METADATA_PREFIX "corral"
 #define CORRAL_NAME_MAX 64
@@ -42,6 +44,7 @@ typedef struct {
         const char *disk; /* nullable: qcow2 overlay, virtio-blk */
         CorralTransport transport;
         const char *agent_socket; /* virtio-serial only: the channel's unix socket */
+        const char *fs_socket; /* nullable: the shared-folder port's unix socket */
         const char *console_log;
         const char *vnc_socket; /* nullable: VNC on a unix socket + a video device */
         /* metadata, read back on re-attach */

@@ -381,6 +381,7 @@ build_xml (CorralVmManager *self, const CorralVmSpec *spec, const char *vm_dir, 
         g_autofree char *sock = g_build_filename (vm_dir, "agent.sock", NULL);
         g_autofree char *log = g_build_filename (vm_dir, "console.log", NULL);
         g_autofree char *vnc = g_build_filename (vm_dir, "vnc.sock", NULL);
+        g_autofree char *fs = g_build_filename (vm_dir, "fs.sock", NULL);
         CorralDomainConfig c = {
                 .name = dname,
                 .uuid = uuid,
@@ -395,6 +396,8 @@ build_xml (CorralVmManager *self, const CorralVmSpec *spec, const char *vm_dir, 
                 .agent_socket =
                         self->sel->transport == CORRAL_TRANSPORT_VIRTIO_SERIAL ? sock : NULL,
                 .console_log = log,
+                /* Every VM gets the shared-folder port, so folders can be shared later. */
+                .fs_socket = fs,
                 .vnc_socket = spec->vnc ? vnc : NULL,
                 .image_name = spec->image_name,
                 .manifest_sha256 = spec->manifest_sha256,

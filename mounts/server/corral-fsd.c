@@ -18,6 +18,7 @@
 #include <glib/gi18n.h>
 #include <locale.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -526,7 +527,7 @@ main (int argc, char **argv)
 {
         int fd_arg = -1;
         g_autofree char *connect_path = NULL, *control_path = NULL, *audit_path = NULL,
-                        *keep_dir = NULL, *config_path = NULL;
+                        *keep_dir = NULL, *config_path = NULL, *lock_path = NULL;
         g_auto (GStrv) share_specs = NULL, protect = NULL;
         gboolean verbose = FALSE;
         GOptionEntry entries[] = {
@@ -543,6 +544,8 @@ main (int argc, char **argv)
                   "Append changes and refusals to this JSON-lines file", "FILE" },
                 { "keep-dir", 0, 0, G_OPTION_ARG_FILENAME, &keep_dir,
                   "Where rw-nodelete keeps files a rename replaced", "DIR" },
+                { "lock", 0, 0, G_OPTION_ARG_FILENAME, &lock_path,
+                  "Hold this lock while running; exit at once if another server holds it", "FILE" },
                 { "protect", 0, 0, G_OPTION_ARG_STRING_ARRAY, &protect,
                   "Another protected path (read-only in every mode)", "PATTERN" },
                 { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log more", NULL },
@@ -567,6 +570,15 @@ main (int argc, char **argv)
         }
         if (verbose)
                 g_setenv ("G_MESSAGES_DEBUG", "corral-fsd", TRUE);
+        if (lock_path) {
+                /* One server per VM: a second one started by a racing corralctl leaves. */
+                int lock_fd = open (lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (lock_fd < 0 || flock (lock_fd, LOCK_EX | LOCK_NB) < 0) {
+                        g_debug ("another file server holds %s", lock_path);
+                        return 0;
+                }
+                /* kept open (and locked) until exit */
+        }
         if (!keep_dir)
                 keep_dir = g_build_filename (g_get_user_state_dir (), "corral", "kept", NULL);
 

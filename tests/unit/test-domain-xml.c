@@ -59,6 +59,12 @@ tweak_vnc (CorralDomainConfig *c)
 }
 
 static void
+tweak_shares (CorralDomainConfig *c)
+{
+        c->fs_socket = "/run/corral/vms/test/fs.sock";
+}
+
+static void
 tweak_kvm (CorralDomainConfig *c)
 {
         c->accel = CORRAL_ACCEL_KVM;
@@ -75,8 +81,9 @@ tweak_escape (CorralDomainConfig *c)
 }
 
 static const GoldenCase golden_cases[] = {
-        { "minimal.xml", tweak_none }, { "disk.xml", tweak_disk }, { "vsock.xml", tweak_vsock },
-        { "vnc.xml", tweak_vnc },      { "kvm.xml", tweak_kvm },   { "escape.xml", tweak_escape },
+        { "minimal.xml", tweak_none },  { "disk.xml", tweak_disk }, { "vsock.xml", tweak_vsock },
+        { "vnc.xml", tweak_vnc },       { "kvm.xml", tweak_kvm },   { "shares.xml", tweak_shares },
+        { "escape.xml", tweak_escape },
 };
 
 static void
@@ -164,6 +171,8 @@ REFUSE (r_socket_long,
         c->agent_socket = "/run/corral/vms/0123456789012345678901234567890123456789"
                           "01234567890123456789012345678901234567890123456789/a")
 REFUSE (r_vnc_del, c->vnc_socket = "/run/vnc\x7f.sock")
+REFUSE (r_fs_relative, c->fs_socket = "fs.sock")
+REFUSE (r_fs_newline, c->fs_socket = "/run/fs\n.sock")
 REFUSE (r_cmdline_newline, c->cmdline = "console=ttyS0\ninit=/bin/sh")
 REFUSE (r_image_quote, c->image_name = "minimal'")
 REFUSE (r_sha_lt, c->manifest_sha256 = "abc<def")
@@ -190,6 +199,8 @@ static const RefusalCase refusal_cases[] = {
         { "socket-cr", r_socket_cr },
         { "socket-long", r_socket_long },
         { "vnc-del", r_vnc_del },
+        { "fs-relative", r_fs_relative },
+        { "fs-newline", r_fs_newline },
         { "cmdline-newline", r_cmdline_newline },
         { "image-quote", r_image_quote },
         { "sha-lt", r_sha_lt },

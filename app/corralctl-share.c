@@ -1,0 +1,177 @@
+/* corralctl-share.c — shared folders of a VM from the command line.
+ *
+ *   corralctl share add VM PATH --mode ro|rw|rw-nodelete [--name NAME]
+ *   corralctl share ls VM
+ *   corralctl share set VM NAME --mode ro|rw|rw-nodelete
+ *   corralctl share rm VM NAME
+ *
+ * A running VM sees changes at once (its corral-fsd applies them); a stopped VM gets them at
+ * its next start.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corralctl-share.h"
+
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "corral-shares.h"
+#include "corralctl-vm.h"
+
+#define EXIT_CTL 125
+
+static int
+report (GError *error)
+{
+        g_printerr ("corralctl: %s\n", error->message);
+        return EXIT_CTL;
+}
+
+static int
+usage (void)
+{
+        g_printerr (
+                "usage: corralctl share add VM PATH --mode ro|rw|rw-nodelete [--name NAME]\n"
+                "       corralctl share ls VM\n"
+                "       corralctl share set VM NAME --mode ro|rw|rw-nodelete\n"
+                "       corralctl share rm VM NAME\n"
+                "Modes: ro = can read, rw = can edit, rw-nodelete = can edit but not delete.\n");
+        return EXIT_CTL;
+}
+
+static gboolean
+parse_mode (const char *text, FsMode *ret, GError **error)
+{
+        if (text && fs_mode_parse (text, ret))
+                return TRUE;
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                     _ ("“%s” is not a sharing mode: use ro (can read), rw (can edit) or "
+                        "rw-nodelete (can edit, but not delete)"),
+                     text ? text : "");
+        return FALSE;
+}
+
+void
+corralctl_share_ensure (const char *vm_dir)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *port = g_build_filename (vm_dir, "fs.sock", NULL);
+
+        if (g_file_test (port, G_FILE_TEST_EXISTS) && !corral_shares_ensure_server (vm_dir, &error))
+                g_printerr ("corralctl: shared folders are unavailable: %s\n", error->message);
+}
+
+gboolean
+corralctl_share_add_spec (const char *vm_dir, const char *spec, GError **error)
+{
+        const char *colon = strrchr (spec, ':');
+        g_autofree char *path = NULL, *name = NULL;
+        FsMode mode;
+
+        if (!colon) {
+                g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                             _ ("--share %s: expected PATH:MODE, such as ~/Documents:ro"), spec);
+                return FALSE;
+        }
+        if (!parse_mode (colon + 1, &mode, error))
+                return FALSE;
+        path = g_strndup (spec, (gsize) (colon - spec));
+        corralctl_share_ensure (vm_dir);
+        if (!corral_shares_add (vm_dir, path, mode, NULL, &name, error))
+                return FALSE;
+        g_print ("shared %s as /workspace/%s (%s)\n", path, name, fs_mode_describe (mode));
+        return TRUE;
+}
+
+static char *
+vm_dir_for (const char *vm, GError **error)
+{
+        g_autoptr (CorralVmManager) m = corralctl_vm_open_manager (error);
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (CorralVmInfo) info = NULL;
+
+        if (!m)
+                return NULL;
+        corral_vm_manager_lookup_async (m, vm, NULL, corralctl_got_result, &res);
+        info = corral_vm_manager_lookup_finish (m, corralctl_wait_for (&res), error);
+        if (!info)
+                return NULL;
+        if (!info->vm_dir) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                             _ ("VM “%s” was created by an older Corral and has no shared folders; "
+                                "create a new VM"),
+                             vm);
+                return NULL;
+        }
+        return g_strdup (info->vm_dir);
+}
+
+static int
+cmd_ls (const char *vm_dir)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) shares = corral_shares_list (vm_dir, &error);
+
+        if (!shares)
+                return report (error);
+        g_print ("%-20s %-12s %s\n", "NAME", "MODE", "FOLDER");
+        for (guint i = 0; i < shares->len; i++) {
+                const CorralShare *s = shares->pdata[i];
+                g_print ("%-20s %-12s %s\n", s->name, fs_mode_to_string (s->mode), s->path);
+        }
+        return 0;
+}
+
+int
+corralctl_share_main (int argc, char **argv)
+{
+        const char *cmd = argc > 1 ? argv[1] : "";
+        const char *mode_text = NULL, *name = NULL;
+        g_autoptr (GPtrArray) pos = g_ptr_array_new ();
+        g_autoptr (GError) error = NULL;
+        g_autofree char *vm_dir = NULL, *given = NULL;
+        FsMode mode = FS_MODE_RO;
+
+        corral_vm_manager_quiet_libvirt_logs ();
+        for (int i = 2; i < argc; i++) {
+                if (g_str_equal (argv[i], "--mode") && i + 1 < argc)
+                        mode_text = argv[++i];
+                else if (g_str_equal (argv[i], "--name") && i + 1 < argc)
+                        name = argv[++i];
+                else if (argv[i][0] == '-')
+                        return usage ();
+                else
+                        g_ptr_array_add (pos, argv[i]);
+        }
+        if (pos->len < 1)
+                return usage ();
+        if ((g_str_equal (cmd, "add") || g_str_equal (cmd, "set")) &&
+            !parse_mode (mode_text, &mode, &error))
+                return report (error);
+        if (!(vm_dir = vm_dir_for (pos->pdata[0], &error)))
+                return report (error);
+        corralctl_share_ensure (vm_dir);
+
+        if (g_str_equal (cmd, "ls") && pos->len == 1)
+                return cmd_ls (vm_dir);
+        if (g_str_equal (cmd, "add") && pos->len == 2) {
+                if (!corral_shares_add (vm_dir, pos->pdata[1], mode, name, &given, &error))
+                        return report (error);
+                g_print ("shared %s as /workspace/%s (%s)\n", (char *) pos->pdata[1], given,
+                         fs_mode_describe (mode));
+                return 0;
+        }
+        if (g_str_equal (cmd, "set") && pos->len == 2) {
+                if (!corral_shares_set_mode (vm_dir, pos->pdata[1], mode, &error))
+                        return report (error);
+                g_print ("/workspace/%s: %s\n", (char *) pos->pdata[1], fs_mode_describe (mode));
+                return 0;
+        }
+        if (g_str_equal (cmd, "rm") && pos->len == 2) {
+                if (!corral_shares_remove (vm_dir, pos->pdata[1], &error))
+                        return report (error);
+                g_print ("/workspace/%s is no longer shared\n", (char *) pos->pdata[1]);
+                return 0;
+        }
+        return usage ();
+}

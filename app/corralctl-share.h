@@ -1,0 +1,16 @@
+/* corralctl-share.h — `corralctl share add|ls|set|rm VM ...`.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+int corralctl_share_main (int argc, char **argv);
+
+/* "PATH:MODE" of `vm create --share` (the mode after the last ':'), added to the VM's shares
+ * (its file server started). Prints what was shared. FALSE with an error. */
+gboolean corralctl_share_add_spec (const char *vm_dir, const char *spec, GError **error);
+
+/* Starts the VM's file server if the VM runs; a message on stderr if it cannot. */
+void corralctl_share_ensure (const char *vm_dir);

@@ -1,0 +1,381 @@
+/* corral-shares.c — see corral-shares.h.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-shares.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gio/gunixsocketaddress.h>
+#include <glib/gi18n.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corral-glib-compat.h"
+#include "fs-server.h"
+#include "proto.h"
+
+#define MAX_REPLY (1024 * 1024)
+
+void
+corral_share_free (CorralShare *share)
+{
+        if (!share)
+                return;
+        g_free (share->name);
+        g_free (share->path);
+        g_free (share);
+}
+
+const char *
+corral_shares_fsd_path (void)
+{
+        const char *env = g_getenv ("CORRAL_FSD_PATH");
+
+        if (env && *env)
+                return env;
+        if (g_file_test (CORRAL_FSD_BUILD_PATH, G_FILE_TEST_IS_EXECUTABLE))
+                return CORRAL_FSD_BUILD_PATH;
+        return CORRAL_LIBEXECDIR "/corral-fsd";
+}
+
+static char *
+vm_file (const char *vm_dir, const char *name)
+{
+        return g_build_filename (vm_dir, name, NULL);
+}
+
+/* Control socket ------------------------------------------------------------------------------ */
+
+static GSocketConnection *
+control_connect (const char *vm_dir, GError **error)
+{
+        g_autofree char *path = vm_file (vm_dir, "fsd.sock");
+        g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (path);
+        g_autoptr (GSocketClient) client = g_socket_client_new ();
+
+        return g_socket_client_connect (client, G_SOCKET_CONNECTABLE (addr), NULL, error);
+}
+
+/* Sends one request, returns the parsed reply; an {"ok": false} reply becomes the error. */
+static cJSON *
+control_call (GSocketConnection *conn, cJSON *req, GError **error)
+{
+        GOutputStream *out = g_io_stream_get_output_stream (G_IO_STREAM (conn));
+        g_autoptr (GDataInputStream) in =
+                g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM (conn)));
+        g_autofree char *line = NULL;
+        char *text = cJSON_PrintUnformatted (req);
+        gboolean ok;
+        gsize len = 0;
+        cJSON *reply = NULL;
+        cJSON *flag;
+        const char *message = NULL;
+
+        ok = g_output_stream_write_all (out, text, strlen (text), NULL, NULL, error) &&
+             g_output_stream_write_all (out, "\n", 1, NULL, NULL, error);
+        cJSON_free (text);
+        if (!ok)
+                return NULL;
+        line = g_data_input_stream_read_line (in, &len, NULL, error);
+        if (!line) {
+                if (error && !*error)
+                        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CLOSED,
+                                             _ ("The file server closed the connection"));
+                return NULL;
+        }
+        if (len > MAX_REPLY || proto_json_parse ((const uint8_t *) line, len, &reply) < 0) {
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                     _ ("The file server sent a malformed reply"));
+                return NULL;
+        }
+        flag = cJSON_GetObjectItemCaseSensitive (reply, "ok");
+        if (!cJSON_IsTrue (flag)) {
+                proto_json_get_string (reply, "error", 4096, &message);
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                                     message ? message : _ ("The file server refused the request"));
+                cJSON_Delete (reply);
+                return NULL;
+        }
+        return reply;
+}
+
+/* Starting the server ------------------------------------------------------------------------- */
+
+static void
+child_setup (gpointer data)
+{
+        setsid (); /* not killed with the terminal of the corralctl that started it */
+}
+
+static gboolean
+spawn_server (const char *vm_dir, GError **error)
+{
+        g_autofree char *port = vm_file (vm_dir, "fs.sock");
+        g_autofree char *config = vm_file (vm_dir, "shares.json");
+        g_autofree char *control = vm_file (vm_dir, "fsd.sock");
+        g_autofree char *audit = vm_file (vm_dir, "audit.jsonl");
+        g_autofree char *keep = vm_file (vm_dir, "kept");
+        g_autofree char *lock = vm_file (vm_dir, "fsd.lock");
+        g_autofree char *log = vm_file (vm_dir, "fsd.log");
+        const char *argv[] = { corral_shares_fsd_path (),
+                               "--connect",
+                               port,
+                               "--config",
+                               config,
+                               "--control",
+                               control,
+                               "--audit",
+                               audit,
+                               "--keep-dir",
+                               keep,
+                               "--lock",
+                               lock,
+                               NULL };
+        g_autofd int log_fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        g_autofd int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+
+        if (log_fd < 0 || null_fd < 0) {
+                int errsv = errno;
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                             _ ("Cannot start the file server: %s"), g_strerror (errsv));
+                return FALSE;
+        }
+        /* Without G_SPAWN_DO_NOT_REAP_CHILD GLib double-forks: the server is nobody's child. */
+        return g_spawn_async_with_pipes_and_fds (vm_dir, argv, NULL, G_SPAWN_DEFAULT, child_setup,
+                                                 NULL, null_fd, null_fd, log_fd, NULL, NULL, 0,
+                                                 NULL, NULL, NULL, NULL, error);
+}
+
+gboolean
+corral_shares_ensure_server (const char *vm_dir, GError **error)
+{
+        g_autofree char *port = vm_file (vm_dir, "fs.sock");
+        g_autoptr (GError) local = NULL;
+        g_autoptr (GSocketConnection) conn = control_connect (vm_dir, NULL);
+
+        if (conn)
+                return TRUE;
+        if (!g_file_test (port, G_FILE_TEST_EXISTS)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
+                             _ ("The VM is not running, or was created without shared folders"));
+                return FALSE;
+        }
+        if (!spawn_server (vm_dir, error))
+                return FALSE;
+        /* The server (or one that won the lock) answers within a moment. */
+        for (int i = 0; i < 200; i++) {
+                g_clear_object (&conn);
+                g_clear_error (&local);
+                conn = control_connect (vm_dir, &local);
+                if (conn)
+                        return TRUE;
+                g_usleep (25 * 1000);
+        }
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                     _ ("The file server did not start: see %s/fsd.log"), vm_dir);
+        return FALSE;
+}
+
+/* Offline: shares.json through a scratch FsServer, which validates like the real one --------- */
+
+static FsServer *
+load_offline (const char *vm_dir, GError **error)
+{
+        g_autofree char *config = vm_file (vm_dir, "shares.json");
+        g_autofree char *text = NULL;
+        g_autoptr (FsServer) s = fs_server_new (NULL, NULL);
+        gsize len = 0;
+        cJSON *root = NULL;
+        const cJSON *list = NULL, *item;
+
+        if (!g_file_get_contents (config, &text, &len, NULL))
+                return g_steal_pointer (&s);
+        if (proto_json_parse ((const uint8_t *) text, len, &root) < 0 ||
+            proto_json_get_array (root, "shares", 1024, &list) < 0) {
+                cJSON_Delete (root);
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                             _ ("%s is not a valid shared-folder list"), config);
+                return NULL;
+        }
+        cJSON_ArrayForEach (item, list) {
+                const char *name = NULL, *path = NULL, *mode_text = NULL;
+                FsMode mode;
+
+                if (proto_json_get_string (item, "name", 64, &name) < 0 ||
+                    proto_json_get_string (item, "path", 4096, &path) < 0 ||
+                    proto_json_get_string (item, "mode", 16, &mode_text) < 0 ||
+                    !fs_mode_parse (mode_text, &mode))
+                        continue;
+                /* A folder that is gone now is dropped from the list, as the server would. */
+                fs_server_add_share (s, name, path, mode, NULL, NULL);
+        }
+        cJSON_Delete (root);
+        return g_steal_pointer (&s);
+}
+
+static gboolean
+save_offline (const char *vm_dir, FsServer *s, GError **error)
+{
+        g_autofree char *config = vm_file (vm_dir, "shares.json");
+        g_autoptr (GPtrArray) shares = fs_server_list_shares (s);
+        cJSON *root = cJSON_CreateObject ();
+        cJSON *list = cJSON_AddArrayToObject (root, "shares");
+        char *text;
+        gboolean ok;
+
+        for (guint i = 0; i < shares->len; i++) {
+                const FsShareInfo *info = shares->pdata[i];
+                cJSON *o = cJSON_CreateObject ();
+                cJSON_AddStringToObject (o, "name", info->name);
+                cJSON_AddStringToObject (o, "path", info->path);
+                cJSON_AddStringToObject (o, "mode", fs_mode_to_string (info->mode));
+                cJSON_AddItemToArray (list, o);
+        }
+        text = cJSON_Print (root);
+        cJSON_Delete (root);
+        ok = g_file_set_contents_full (config, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
+                                       error);
+        cJSON_free (text);
+        return ok;
+}
+
+/* Public API ---------------------------------------------------------------------------------- */
+
+static GPtrArray *
+shares_from_json (const cJSON *list)
+{
+        GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) corral_share_free);
+        const cJSON *item;
+
+        cJSON_ArrayForEach (item, list) {
+                const char *name = NULL, *path = NULL, *mode = NULL;
+                CorralShare *share;
+                FsMode m;
+
+                if (proto_json_get_string (item, "name", 64, &name) < 0 ||
+                    proto_json_get_string (item, "path", 4096, &path) < 0 ||
+                    proto_json_get_string (item, "mode", 16, &mode) < 0 ||
+                    !fs_mode_parse (mode, &m))
+                        continue;
+                share = g_new0 (CorralShare, 1);
+                share->name = g_strdup (name);
+                share->path = g_strdup (path);
+                share->mode = m;
+                g_ptr_array_add (out, share);
+        }
+        return out;
+}
+
+GPtrArray *
+corral_shares_list (const char *vm_dir, GError **error)
+{
+        g_autoptr (GSocketConnection) conn = control_connect (vm_dir, NULL);
+        g_autoptr (FsServer) s = NULL;
+        g_autoptr (GPtrArray) infos = NULL;
+        GPtrArray *out;
+
+        if (conn) {
+                cJSON *req = cJSON_CreateObject (), *reply;
+                const cJSON *list = NULL;
+
+                cJSON_AddStringToObject (req, "op", "list");
+                reply = control_call (conn, req, error);
+                cJSON_Delete (req);
+                if (!reply)
+                        return NULL;
+                proto_json_get_array (reply, "shares", 1024, &list);
+                out = shares_from_json (list);
+                cJSON_Delete (reply);
+                return out;
+        }
+        s = load_offline (vm_dir, error);
+        if (!s)
+                return NULL;
+        infos = fs_server_list_shares (s);
+        out = g_ptr_array_new_with_free_func ((GDestroyNotify) corral_share_free);
+        for (guint i = 0; i < infos->len; i++) {
+                const FsShareInfo *info = infos->pdata[i];
+                CorralShare *share = g_new0 (CorralShare, 1);
+                share->name = g_strdup (info->name);
+                share->path = g_strdup (info->path);
+                share->mode = info->mode;
+                g_ptr_array_add (out, share);
+        }
+        return out;
+}
+
+/* One change, online or offline. */
+static gboolean
+change (const char *vm_dir,
+        const char *op,
+        const char *name,
+        const char *path,
+        FsMode mode,
+        GError **error)
+{
+        g_autoptr (GSocketConnection) conn = control_connect (vm_dir, NULL);
+        g_autoptr (FsServer) s = NULL;
+        gboolean ok;
+
+        if (conn) {
+                cJSON *req = cJSON_CreateObject (), *reply;
+
+                cJSON_AddStringToObject (req, "op", op);
+                if (name)
+                        cJSON_AddStringToObject (req, "name", name);
+                if (path)
+                        cJSON_AddStringToObject (req, "path", path);
+                cJSON_AddStringToObject (req, "mode", fs_mode_to_string (mode));
+                reply = control_call (conn, req, error);
+                cJSON_Delete (req);
+                cJSON_Delete (reply);
+                return reply != NULL;
+        }
+        s = load_offline (vm_dir, error);
+        if (!s)
+                return FALSE;
+        if (g_str_equal (op, "add"))
+                ok = fs_server_add_share (s, name, path, mode, NULL, error);
+        else if (g_str_equal (op, "remove"))
+                ok = fs_server_remove_share (s, name, error);
+        else
+                ok = fs_server_set_mode (s, name, mode, error);
+        return ok && save_offline (vm_dir, s, error);
+}
+
+gboolean
+corral_shares_add (const char *vm_dir,
+                   const char *path,
+                   FsMode mode,
+                   const char *name,
+                   char **ret_name,
+                   GError **error)
+{
+        g_autofree char *abs = NULL, *chosen = NULL;
+
+        if (!g_file_test (path, G_FILE_TEST_IS_DIR)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_DIRECTORY,
+                             _ ("“%s” is not a folder"), path);
+                return FALSE;
+        }
+        abs = g_canonicalize_filename (path, NULL);
+        chosen = name ? g_strdup (name) : fs_share_name_for_path (abs);
+        if (!change (vm_dir, "add", chosen, abs, mode, error))
+                return FALSE;
+        if (ret_name)
+                *ret_name = g_steal_pointer (&chosen);
+        return TRUE;
+}
+
+gboolean
+corral_shares_remove (const char *vm_dir, const char *name, GError **error)
+{
+        return change (vm_dir, "remove", name, NULL, FS_MODE_RO, error);
+}
+
+gboolean
+corral_shares_set_mode (const char *vm_dir, const char *name, FsMode mode, GError **error)
+{
+        return change (vm_dir, "set-mode", name, NULL, mode, error);
+}

@@ -1,0 +1,53 @@
+/* corral-shares.h — the app's side of shared folders: the per-VM file server (corral-fsd) and
+ * its share list.
+ *
+ * Each VM has one corral-fsd, started here, detached from the caller so that it lives as long as
+ * the VM's shared-folder port (it exits when QEMU closes it). Its state is in the VM's folder:
+ *   fs.sock      the VM's port (QEMU listens; corral-fsd connects)
+ *   fsd.sock     the control socket (JSON lines)
+ *   fsd.lock     held by the running server: at most one per VM
+ *   shares.json  the share list, kept by the server; edited here directly while it is not running
+ *   audit.jsonl  changes and refusals
+ *   kept/        old versions that rw-nodelete kept when a rename replaced a file
+ *
+ * Blocking calls (unix sockets on the local machine, a few milliseconds): the app runs them in
+ * a GTask thread.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "fs-policy.h"
+
+typedef struct {
+        char *name;
+        char *path;
+        FsMode mode;
+} CorralShare;
+
+void corral_share_free (CorralShare *share);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralShare, corral_share_free)
+
+/* Where corral-fsd is: $CORRAL_FSD_PATH, the build tree, or the install's libexecdir. */
+const char *corral_shares_fsd_path (void);
+
+/* Makes sure the VM's file server runs (starts it when the VM's port exists and no server
+ * holds the lock). FALSE with an error when it cannot start. */
+gboolean corral_shares_ensure_server (const char *vm_dir, GError **error);
+
+/* The share list: from the running server, else from shares.json. (element-type CorralShare) */
+GPtrArray *corral_shares_list (const char *vm_dir, GError **error);
+
+/* Adds, removes or changes a share: through the running server (the guest sees it at once),
+ * else in shares.json for the next start. name NULL: the folder's base name. ret_name: the
+ * name given. */
+gboolean corral_shares_add (const char *vm_dir,
+                            const char *path,
+                            FsMode mode,
+                            const char *name,
+                            char **ret_name,
+                            GError **error);
+gboolean corral_shares_remove (const char *vm_dir, const char *name, GError **error);
+gboolean corral_shares_set_mode (const char *vm_dir, const char *name, FsMode mode, GError **error);
