@@ -4,6 +4,8 @@
  */
 #include "bench-vm-qemu.h"
 
+#include "bench-common.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -91,6 +93,18 @@ bench_vm_start (BenchVm *vm,
                 gboolean agent_port,
                 gboolean qga_port)
 {
+        bench_vm_start_full (vm, kernel, initrd, append, agent_port, qga_port, NULL);
+}
+
+void
+bench_vm_start_full (BenchVm *vm,
+                     const char *kernel,
+                     const char *initrd,
+                     const char *append,
+                     gboolean agent_port,
+                     gboolean qga_port,
+                     const char *const *extra)
+{
         g_autoptr (GSubprocessLauncher) launcher = NULL;
         g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
         g_autoptr (GError) error = NULL;
@@ -147,6 +161,8 @@ bench_vm_start (BenchVm *vm,
                 ARG ("virtserialport,chardev=qga,name=org.qemu.guest_agent.0");
         }
 #undef ARG
+        for (guint i = 0; extra && extra[i]; i++)
+                g_ptr_array_add (argv, g_strdup (extra[i]));
         g_ptr_array_add (argv, NULL);
 
         launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
@@ -280,4 +296,81 @@ bench_vm_marker_initrd (const char *initrd, const char *dir, const char *marker)
                 g_error ("writing %s: %s", path, error->message);
         g_string_free (s, TRUE);
         return path;
+}
+
+/* --- The Corral agent in the benchmark VM ---------------------------------------------------- */
+
+typedef struct {
+        gboolean done;
+        GError *error;
+        CorralRunResult *result;
+} Wait;
+
+static void
+on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        Wait *w = user_data;
+
+        corral_agent_client_connect_fd_finish (CORRAL_AGENT_CLIENT (source), res, &w->error);
+        w->done = TRUE;
+}
+
+CorralAgentClient *
+bench_vm_connect_agent (BenchVm *vm)
+{
+        CorralAgentClient *client = corral_agent_client_new ();
+
+        /* The handshake may take HANDSHAKE_TIMEOUTS (4) heartbeat intervals: while the guest
+         * boots (~5 s under TCG) allow more than the default 4 s. */
+        corral_agent_client_set_heartbeat (client, 3000, 3);
+        for (int attempt = 0;; attempt++) {
+                int fd = bench_vm_unix_connect (vm->agent_sock, 60);
+                Wait w = { 0 };
+
+                if (fd < 0) {
+                        bench_vm_stop (vm);
+                        g_error ("cannot connect to %s", vm->agent_sock);
+                }
+                corral_agent_client_connect_fd_async (client, fd, NULL, on_connected, &w);
+                bench_wait (&w.done);
+                if (!w.error)
+                        return client;
+                if (attempt == 3) {
+                        g_autofree char *console = g_strdup (vm->console->str);
+                        bench_vm_stop (vm);
+                        g_error ("agent handshake failed: %s; console:\n%s", w.error->message,
+                                 console);
+                }
+                g_printerr ("agent handshake attempt %d failed (%s); retrying\n", attempt + 1,
+                            w.error->message);
+                g_error_free (w.error);
+        }
+}
+
+static void
+on_ran (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        Wait *w = user_data;
+
+        w->result = corral_agent_client_run_finish (CORRAL_AGENT_CLIENT (source), res, &w->error);
+        w->done = TRUE;
+}
+
+CorralRunResult *
+bench_vm_run (CorralAgentClient *client, BenchVm *vm, CorralExecSpec *spec, gsize max_output)
+{
+        Wait w = { 0 };
+
+        corral_agent_client_run_async (client, spec, max_output, NULL, on_ran, &w);
+        bench_wait (&w.done);
+        if (!w.result || w.result->exit_code != 0) {
+                g_autofree char *err = NULL;
+                if (w.result && w.result->stderr_data)
+                        err = g_strndup (g_bytes_get_data (w.result->stderr_data, NULL),
+                                         g_bytes_get_size (w.result->stderr_data));
+                bench_vm_stop (vm);
+                g_error ("exec in the guest failed: %s %s",
+                         w.error ? w.error->message : "non-zero exit", err ? err : "");
+        }
+        return w.result;
 }

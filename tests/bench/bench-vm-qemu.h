@@ -7,6 +7,8 @@
 
 #include <gio/gio.h>
 
+#include "corral-vmm.h"
+
 typedef struct {
         GSubprocess *proc;
         GString *console;
@@ -28,6 +30,14 @@ void bench_vm_start (BenchVm *vm,
                      const char *append,
                      gboolean agent_port,
                      gboolean qga_port);
+/* The same with more QEMU arguments (devices, drives, memory backends), appended as given. */
+void bench_vm_start_full (BenchVm *vm,
+                          const char *kernel,
+                          const char *initrd,
+                          const char *append,
+                          gboolean agent_port,
+                          gboolean qga_port,
+                          const char *const *extra);
 /* Iterates the main context until the console contains marker; returns bench_now() at that
  * moment. Aborts (after killing QEMU) on timeout or if QEMU exits. */
 double bench_vm_wait_console (BenchVm *vm, const char *marker, double timeout_s);
@@ -40,3 +50,11 @@ int bench_vm_unix_connect (const char *path, double timeout_s);
 /* Writes initrd + padding + an uncompressed newc archive adding the executable /bench-init
  * (a shell script printing marker, then sleeping) to a new file in dir; returns its path. */
 char *bench_vm_marker_initrd (const char *initrd, const char *dir, const char *marker);
+
+/* Connects a client to the VM's agent port (waiting for the guest to boot; handshake
+ * included). Aborts, killing QEMU, if the agent never answers. */
+CorralAgentClient *bench_vm_connect_agent (BenchVm *vm);
+/* Runs spec in the guest and returns the result; aborts (killing QEMU) on failure or a
+ * non-zero exit, printing the command's stderr. */
+CorralRunResult *
+bench_vm_run (CorralAgentClient *client, BenchVm *vm, CorralExecSpec *spec, gsize max_output);

@@ -67,77 +67,8 @@ image_dir (gboolean with_qga)
 typedef struct {
         gboolean done;
         GError *error;
-        CorralRunResult *result;
         cJSON *json;
 } Wait;
-
-static void
-on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        Wait *w = user_data;
-
-        corral_agent_client_connect_fd_finish (CORRAL_AGENT_CLIENT (source), res, &w->error);
-        w->done = TRUE;
-}
-
-/* Connects to the agent socket of vm (QEMU may not have created it yet), HELLO included:
- * completes when the agent in the guest has answered. */
-static CorralAgentClient *
-connect_agent (BenchVm *vm)
-{
-        CorralAgentClient *client = corral_agent_client_new ();
-
-        /* The handshake may take HANDSHAKE_TIMEOUTS (4) heartbeat intervals: while the guest
-         * boots (~5 s under TCG) allow more than the default 4 s. */
-        corral_agent_client_set_heartbeat (client, 3000, 3);
-        for (int attempt = 0;; attempt++) {
-                int fd = bench_vm_unix_connect (vm->agent_sock, 30);
-                Wait w = { 0 };
-
-                if (fd < 0) {
-                        bench_vm_stop (vm);
-                        g_error ("cannot connect to %s", vm->agent_sock);
-                }
-                corral_agent_client_connect_fd_async (client, fd, NULL, on_connected, &w);
-                bench_wait (&w.done);
-                if (!w.error)
-                        return client;
-                if (attempt == 3) {
-                        g_autofree char *console = g_strdup (vm->console->str);
-                        bench_vm_stop (vm);
-                        g_error ("agent handshake failed: %s; console:\n%s", w.error->message,
-                                 console);
-                }
-                g_printerr ("agent handshake attempt %d failed (%s); retrying\n", attempt + 1,
-                            w.error->message);
-                g_error_free (w.error);
-        }
-}
-
-static void
-on_ran (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        Wait *w = user_data;
-
-        w->result = corral_agent_client_run_finish (CORRAL_AGENT_CLIENT (source), res, &w->error);
-        w->done = TRUE;
-}
-
-/* Runs spec, returns the result; aborts (killing the VM) on failure or a non-zero exit. */
-static CorralRunResult *
-run (CorralAgentClient *client, BenchVm *vm, CorralExecSpec *spec, gsize max_output)
-{
-        Wait w = { 0 };
-
-        corral_agent_client_run_async (client, spec, max_output, NULL, on_ran, &w);
-        bench_wait (&w.done);
-        if (!w.result || w.result->exit_code != 0) {
-                bench_vm_stop (vm);
-                g_error ("exec in the guest failed: %s",
-                         w.error ? w.error->message : "non-zero exit");
-        }
-        return w.result;
-}
 
 static void
 on_called (GObject *source, GAsyncResult *res, gpointer user_data)
@@ -412,8 +343,8 @@ bench_boot (const char *img)
                 /* (b) the minimal image with the agent port, to the first `exec true`. */
                 bench_vm_start (&vm, kernel, initrd, APPEND, TRUE, FALSE);
                 vm.watch = AGENT_MARKER;
-                client = connect_agent (&vm);
-                corral_run_result_free (run (client, &vm, spec, 4096));
+                client = bench_vm_connect_agent (&vm);
+                corral_run_result_free (bench_vm_run (client, &vm, spec, 4096));
                 t = bench_now () - vm.t_start;
                 if (vm.watch_time)
                         t_marker = vm.watch_time - vm.t_start;
@@ -467,11 +398,11 @@ main (void)
 
         /* Rows 2 and 3: one VM with both agents. */
         bench_vm_start (&vm, kernel, initrd, APPEND, TRUE, TRUE);
-        client = connect_agent (&vm);
+        client = bench_vm_connect_agent (&vm);
         q = qga_connect (&vm);
         spec = corral_exec_spec_new_argv (true_argv);
         for (int i = 0; i < 5; i++) { /* warm up both (page cache, first-run costs) */
-                corral_run_result_free (run (client, &vm, spec, 4096));
+                corral_run_result_free (bench_vm_run (client, &vm, spec, 4096));
                 qga_exec (&q, "\"path\":\"/bin/true\"", 0, NULL, NULL);
         }
         /* Interleaved, so both see the same guest and host load. */
@@ -479,7 +410,7 @@ main (void)
                 double t0 = bench_now (), tc, tg;
                 int polls = 0;
 
-                corral_run_result_free (run (client, &vm, spec, 4096));
+                corral_run_result_free (bench_vm_run (client, &vm, spec, 4096));
                 tc = bench_now () - t0;
                 tg = qga_exec (&q, "\"path\":\"/bin/true\"", 0, NULL, &polls);
                 polls_total += polls;
@@ -497,7 +428,7 @@ main (void)
                                 rounds);
         spec = corral_exec_spec_new_shell (loop);
         for (int i = 0; i < 2; i++) {
-                g_autoptr (CorralRunResult) r = run (client, &vm, spec, 4096);
+                g_autoptr (CorralRunResult) r = bench_vm_run (client, &vm, spec, 4096);
                 g_autofree char *text = g_strndup (g_bytes_get_data (r->stdout_data, NULL),
                                                    g_bytes_get_size (r->stdout_data));
                 double ua, ub;
@@ -540,7 +471,7 @@ main (void)
                         "read b _ </proc/uptime; echo $a $b",
                         STREAM_BYTES);
                 CorralExecSpec *pspec = corral_exec_spec_new_shell (cmd);
-                g_autoptr (CorralRunResult) r = run (client, &vm, pspec, 4096);
+                g_autoptr (CorralRunResult) r = bench_vm_run (client, &vm, pspec, 4096);
                 g_autofree char *text = g_strndup (g_bytes_get_data (r->stdout_data, NULL),
                                                    g_bytes_get_size (r->stdout_data));
                 double ua, ub;

@@ -1,0 +1,171 @@
+/* corral-fs.h — the guest FUSE client's private header (see proto/FS-PROTOCOL.md).
+ *
+ * corral-fs is a translator: every FUSE request becomes one FS_REQUEST to the host's corral-fsd,
+ * and its FS_REPLY becomes the answer to the kernel. One thread runs one poll loop over the FUSE
+ * session fd and the channel fd; a second, tiny thread only delivers cache invalidations (a
+ * notification written from the loop thread could wait for a lock held by a request whose reply
+ * that same thread would have to process).
+ *
+ * Node ids and handles from the server are valid for one connection only. The FUSE inode and
+ * file handle carry the session's epoch in their top 16 bits, so that after a reconnect old
+ * inodes are recognised (ESTALE) instead of being taken for a new node with the same number.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#define FUSE_USE_VERSION 35
+
+#include "fs.h"
+#include "proto.h"
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Pending requests: a fixed table; the request id names its slot (low bits) and a sequence
+ * number (high bits), so a reply is found in O(1) and a stale or forged id matches nothing. */
+#define FS_SLOT_BITS 12
+#define FS_MAX_SLOTS (1u << FS_SLOT_BITS)
+#define FS_SLOT_MASK (FS_MAX_SLOTS - 1)
+/* The last slot is never pending: it numbers FORGETs, which have no reply. */
+#define FS_FORGET_SLOT FS_SLOT_MASK
+
+/* Stop reading FUSE requests while this much is queued for the host. */
+#define FS_OUTQ_HIGH (4u * 1024u * 1024u)
+
+#define FS_EPOCH_SHIFT 48
+#define FS_NODE_MAX ((UINT64_C (1) << FS_EPOCH_SHIFT) - 1)
+
+#define FS_NOTIFY_QUEUE 256
+
+typedef enum {
+        FS_TRANSPORT_FD,
+        FS_TRANSPORT_UNIX,
+        FS_TRANSPORT_SERIAL,
+} FsTransport;
+
+typedef struct {
+        uint32_t id; /* 0: free */
+        uint16_t op;
+        fuse_req_t req; /* NULL: nobody waits (a clean-up RELEASE) */
+        uint32_t size; /* READ/READDIR: what the kernel asked for */
+        bool has_fi;
+        struct fuse_file_info fi; /* OPEN/CREATE/OPENDIR: the kernel's, copied */
+        uint32_t next_free;
+} FsPending;
+
+typedef struct FsOut FsOut;
+
+typedef struct {
+        uint8_t kind; /* FsNotifyKind */
+        uint64_t ino;
+        uint8_t name_len;
+        char name[FS_MAX_NAME + 1];
+} FsNotification;
+
+typedef struct {
+        /* options */
+        FsTransport transport;
+        const char *address;
+        int opt_fd;
+        uid_t uid;
+        gid_t gid;
+        bool have_uid, have_gid;
+        double timeout;
+        const char *mountpoint;
+
+        /* FUSE */
+        struct fuse_session *se;
+        struct fuse_buf fbuf;
+        bool mounted;
+        uint8_t *dirbuf; /* FS_MAX_DIR_REPLY bytes, for readdir replies */
+
+        /* channel */
+        int chan_fd;
+        ProtoDecoder dec;
+        bool connected;
+        bool resyncing;
+        bool hup_backoff; /* serial: the host side is gone, look again later */
+        FsOut *out_head, *out_tail;
+        size_t out_off; /* bytes of out_head already written */
+        size_t out_bytes;
+
+        /* session */
+        bool in_session;
+        bool had_session;
+        uint16_t epoch;
+
+        /* pending requests */
+        FsPending *slots;
+        uint32_t free_head; /* FS_MAX_SLOTS: none */
+        uint32_t n_pending;
+        uint32_t seq;
+
+        /* invalidation thread */
+        pthread_t notify_thread;
+        bool notify_started;
+        pthread_mutex_t notify_lock;
+        pthread_cond_t notify_cond;
+        FsNotification *notify_queue;
+        unsigned notify_head, notify_len;
+        bool notify_stop;
+
+        bool quit;
+        int exit_code;
+} Fs;
+
+extern bool fs_verbose;
+
+void fs_log (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+void fs_debug (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* transport.c */
+int fs_transport_open (Fs *fs);
+void fs_transport_close (Fs *fs);
+/* Reads what the channel has and handles every complete frame. */
+void fs_transport_read (Fs *fs);
+/* Writes as much of the queue as the channel takes now. */
+void fs_transport_flush (Fs *fs);
+/* The channel ended: exit for --fd/--unix, wait for a new HELLO for --serial. */
+void fs_transport_lost (Fs *fs, const char *why);
+/* Queues one frame (takes buf). */
+void fs_outq_push (Fs *fs, uint8_t *buf, size_t len);
+/* Drops queued frames, except the rest of one that is half written. */
+void fs_outq_drop (Fs *fs);
+void fs_outq_clear (Fs *fs);
+
+/* session.c */
+int fs_session_init (Fs *fs);
+void fs_session_clear (Fs *fs);
+void fs_session_handle_frame (Fs *fs, const ProtoFrame *f);
+/* Fails every pending request with EIO and leaves the session. */
+void fs_session_end (Fs *fs, const char *why);
+/* true while the loop may take another FUSE request. */
+bool fs_session_can_accept (const Fs *fs);
+
+FsPending *fs_pending_new (Fs *fs, fuse_req_t req, uint16_t op);
+void fs_pending_free (Fs *fs, FsPending *p);
+/* Encodes and queues q for p (or, with p NULL, a FORGET that has no reply). On failure the
+ * caller still owns p and answers the kernel itself. */
+int fs_send (Fs *fs, FsPending *p, const FsRequest *q);
+
+/* FUSE inode <-> server node, and handles, under the current epoch. 0 when stale. */
+uint64_t fs_node_of (const Fs *fs, fuse_ino_t ino);
+fuse_ino_t fs_ino_of (const Fs *fs, uint64_t node);
+uint64_t fs_handle_of (const Fs *fs, uint64_t fh);
+uint64_t fs_fh_of (const Fs *fs, uint64_t handle);
+
+int fs_notify_start (Fs *fs);
+void fs_notify_stop (Fs *fs);
+
+/* ops.c */
+extern const struct fuse_lowlevel_ops fs_ops;
+
+/* replies.c */
+/* Answers the kernel for a reply to p (which the caller frees afterwards). */
+void fs_reply_complete (Fs *fs, FsPending *p, const uint8_t *payload, size_t len);
+/* Answers the kernel with an error for p. */
+void fs_reply_fail (Fs *fs, FsPending *p, int errnum);

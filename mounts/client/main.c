@@ -1,0 +1,336 @@
+/* main.c — corral-fs: command line, mounting, and the one poll loop.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SERIAL_HUP_BACKOFF_MS 100
+/* FUSE requests taken per wake-up before the channel is looked at again. */
+#define FUSE_BATCH 64
+
+bool fs_verbose;
+
+static void __attribute__ ((format (printf, 1, 0))) vlog (const char *fmt, va_list ap)
+{
+        char line[1024];
+
+        vsnprintf (line, sizeof line, fmt, ap);
+        fprintf (stderr, "corral-fs: %s\n", line);
+}
+
+void
+fs_log (const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start (ap, fmt);
+        vlog (fmt, ap);
+        va_end (ap);
+}
+
+void
+fs_debug (const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!fs_verbose)
+                return;
+        va_start (ap, fmt);
+        vlog (fmt, ap);
+        va_end (ap);
+}
+
+static void
+usage (FILE *f)
+{
+        fputs ("Usage: corral-fs (--fd N | --unix PATH | --serial DEV) [--uid U --gid G]\n"
+               "                 [--attr-timeout SECS] [--verbose] MOUNTPOINT\n"
+               "\n"
+               "  --fd N              talk to corral-fsd on the inherited stream fd N\n"
+               "  --unix PATH         connect to corral-fsd's unix socket at PATH\n"
+               "  --serial DEV        use a virtio-serial port, e.g. "
+               "/dev/virtio-ports/org.corral.fs.0\n"
+               "  --uid U, --gid G    owner shown for every file (default: the mount point's)\n"
+               "  --attr-timeout SECS how long the kernel caches names and attributes "
+               "(default 1)\n"
+               "  --verbose           log every request to stderr\n",
+               f);
+}
+
+static bool
+parse_u32 (const char *s, uint32_t max, uint32_t *ret)
+{
+        char *end;
+        unsigned long long v;
+
+        errno = 0;
+        v = strtoull (s, &end, 10);
+        if (errno || end == s || *end || s[0] == '-' || v > max)
+                return false;
+        *ret = (uint32_t) v;
+        return true;
+}
+
+static int
+parse_args (Fs *fs, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "fd", required_argument, NULL, 'f' },
+                { "unix", required_argument, NULL, 'u' },
+                { "serial", required_argument, NULL, 'S' },
+                { "uid", required_argument, NULL, 'U' },
+                { "gid", required_argument, NULL, 'G' },
+                { "attr-timeout", required_argument, NULL, 't' },
+                { "verbose", no_argument, NULL, 'V' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'X' },
+                { NULL, 0, NULL, 0 },
+        };
+        int n_transports = 0, c;
+        uint32_t v;
+        char *end;
+
+        while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
+                switch (c) {
+                case 'f':
+                        if (!parse_u32 (optarg, INT32_MAX, &v))
+                                return -EINVAL;
+                        fs->opt_fd = (int) v;
+                        fs->transport = FS_TRANSPORT_FD;
+                        n_transports++;
+                        break;
+                case 'u':
+                case 'S':
+                        fs->transport = c == 'u' ? FS_TRANSPORT_UNIX : FS_TRANSPORT_SERIAL;
+                        fs->address = optarg;
+                        n_transports++;
+                        break;
+                case 'U':
+                case 'G':
+                        /* (uid_t) -1 means "unchanged" to chown: never an owner. */
+                        if (!parse_u32 (optarg, UINT32_MAX - 1, &v))
+                                return -EINVAL;
+                        if (c == 'U') {
+                                fs->uid = v;
+                                fs->have_uid = true;
+                        } else {
+                                fs->gid = v;
+                                fs->have_gid = true;
+                        }
+                        break;
+                case 't':
+                        errno = 0;
+                        fs->timeout = strtod (optarg, &end);
+                        if (errno || end == optarg || *end || !isfinite (fs->timeout) ||
+                            fs->timeout < 0 || fs->timeout > 3600)
+                                return -EINVAL;
+                        break;
+                case 'V':
+                        fs_verbose = true;
+                        break;
+                case 'h':
+                        usage (stdout);
+                        exit (0);
+                case 'X':
+                        puts ("corral-fs " CORRAL_VERSION);
+                        exit (0);
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind != argc - 1 || n_transports != 1)
+                return -EINVAL;
+        fs->mountpoint = argv[optind];
+        return 0;
+}
+
+static int
+default_owner (Fs *fs)
+{
+        struct stat st;
+
+        if (fs->have_uid && fs->have_gid)
+                return 0;
+        if (stat (fs->mountpoint, &st) < 0)
+                return -errno;
+        if (!fs->have_uid)
+                fs->uid = st.st_uid;
+        if (!fs->have_gid)
+                fs->gid = st.st_gid;
+        return 0;
+}
+
+static int
+mount_fuse (Fs *fs)
+{
+        char opts[256];
+        char *argv[] = { (char *) "corral-fs", (char *) "-o", opts, NULL };
+        struct fuse_args args = FUSE_ARGS_INIT (3, argv);
+        int fd;
+
+        /* The kernel checks permissions against the modes and owner we show. allow_other: the
+         * guest's user, not root who mounts, is the one working in the share. */
+        snprintf (opts, sizeof opts,
+                  "default_permissions,fsname=corral,subtype=corral,max_read=%u%s", FS_MAX_IO,
+                  geteuid () == 0 ? ",allow_other" : "");
+        fs->se = fuse_session_new (&args, &fs_ops, sizeof fs_ops, fs);
+        fuse_opt_free_args (&args);
+        if (!fs->se)
+                return -EINVAL;
+        if (fuse_set_signal_handlers (fs->se) < 0)
+                return -EINVAL;
+        if (fuse_session_mount (fs->se, fs->mountpoint) < 0)
+                return -EIO;
+        fs->mounted = true;
+        fd = fuse_session_fd (fs->se);
+        if (fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) | O_NONBLOCK) < 0 ||
+            fcntl (fd, F_SETFD, FD_CLOEXEC) < 0)
+                return -errno;
+        return 0;
+}
+
+static void
+read_fuse (Fs *fs)
+{
+        for (int i = 0; i < FUSE_BATCH && fs_session_can_accept (fs) && !fs->quit; i++) {
+                int r = fuse_session_receive_buf (fs->se, &fs->fbuf);
+
+                if (r == -EINTR)
+                        continue;
+                if (r == -EAGAIN)
+                        return;
+                if (r <= 0) {
+                        /* 0: unmounted (ENODEV); the session has exited. */
+                        if (r < 0)
+                                fs_log ("reading from the kernel: %s", strerror (-r));
+                        fs->quit = true;
+                        return;
+                }
+                fuse_session_process_buf (fs->se, &fs->fbuf);
+                if (fuse_session_exited (fs->se))
+                        fs->quit = true;
+        }
+}
+
+static int
+run (Fs *fs)
+{
+        while (!fs->quit && !fuse_session_exited (fs->se)) {
+                struct pollfd pfd[2] = {
+                        { .fd = -1, .events = POLLIN },
+                        { .fd = -1, .events = POLLIN },
+                };
+                int timeout = -1, n;
+
+                if (fs->connected && !fs->hup_backoff) {
+                        pfd[0].fd = fs->chan_fd;
+                        if (fs->out_head)
+                                pfd[0].events |= POLLOUT;
+                } else if (fs->hup_backoff) {
+                        timeout = SERIAL_HUP_BACKOFF_MS;
+                }
+                /* Nothing is read from the kernel before the first session (its requests wait
+                 * there) nor while the queue to the host is full. */
+                if (fs->had_session && fs_session_can_accept (fs))
+                        pfd[1].fd = fuse_session_fd (fs->se);
+
+                n = poll (pfd, 2, timeout);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0 && fs->hup_backoff) {
+                        fs->hup_backoff = false;
+                        continue;
+                }
+                if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))
+                        fs_transport_read (fs);
+                if (pfd[1].revents)
+                        read_fuse (fs);
+                fs_transport_flush (fs);
+        }
+        return 0;
+}
+
+/* The channel must never be fd 0-2: a log line written to a closed stderr that was reused for
+ * the channel would corrupt the stream. */
+static int
+ensure_std_fds (void)
+{
+        for (int fd = 0; fd < 3; fd++) {
+                if (fcntl (fd, F_GETFD) >= 0)
+                        continue;
+                if (open ("/dev/null", O_RDWR) != fd)
+                        return -EBADF;
+        }
+        return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+        Fs fs = { .opt_fd = -1, .chan_fd = -1, .timeout = 1.0 };
+        int r;
+
+        if (parse_args (&fs, argc, argv) < 0) {
+                usage (stderr);
+                return 2;
+        }
+        if (ensure_std_fds () < 0)
+                return 1;
+        r = default_owner (&fs);
+        if (r < 0) {
+                fs_log ("%s: %s", fs.mountpoint, strerror (-r));
+                return 1;
+        }
+        r = fs_session_init (&fs);
+        if (r == 0)
+                r = fs_transport_open (&fs);
+        if (r < 0) {
+                fs_log ("cannot connect: %s", strerror (-r));
+                fs.exit_code = 1;
+                goto out;
+        }
+        r = mount_fuse (&fs);
+        if (r == 0)
+                r = fs_notify_start (&fs);
+        if (r < 0) {
+                fs_log ("cannot mount %s: %s", fs.mountpoint, strerror (-r));
+                fs.exit_code = 1;
+                goto out;
+        }
+        fs_debug ("mounted %s, owner %u:%u", fs.mountpoint, (unsigned) fs.uid, (unsigned) fs.gid);
+        r = run (&fs);
+        if (r < 0) {
+                fs_log ("event loop: %s", strerror (-r));
+                fs.exit_code = 1;
+        }
+
+out:
+        /* Pending requests first: a notification may wait for a lock one of them holds. */
+        fs_session_end (&fs, "exiting");
+        fs_notify_stop (&fs);
+        if (fs.se) {
+                if (fs.mounted)
+                        fuse_session_unmount (fs.se);
+                fuse_remove_signal_handlers (fs.se);
+                fuse_session_destroy (fs.se);
+        }
+        free (fs.fbuf.mem);
+        fs_transport_close (&fs);
+        fs_session_clear (&fs);
+        return fs.exit_code;
+}

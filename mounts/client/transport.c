@@ -1,0 +1,289 @@
+/* transport.c — the byte stream to corral-fsd: an inherited fd, a unix socket we connect to, or
+ * a virtio-serial port (which the guest cannot close: the host may go away and come back at any
+ * time, and says HELLO again when it does).
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+struct FsOut {
+        FsOut *next;
+        uint8_t *buf;
+        size_t len;
+};
+
+static int
+fd_prepare (int fd)
+{
+        int fl = fcntl (fd, F_GETFL);
+        int fdfl = fcntl (fd, F_GETFD);
+
+        if (fl < 0 || fdfl < 0 || fcntl (fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+            fcntl (fd, F_SETFD, fdfl | FD_CLOEXEC) < 0)
+                return -errno;
+        return 0;
+}
+
+static int
+connect_unix (const char *path)
+{
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        int fd;
+
+        if (strlen (path) >= sizeof sun.sun_path)
+                return -ENAMETOOLONG;
+        strcpy (sun.sun_path, path);
+        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        /* Blocking connect: the loop has not started and there is nothing else to do. */
+        if (connect (fd, (struct sockaddr *) &sun, sizeof sun) < 0) {
+                int e = errno;
+
+                close (fd);
+                return -e;
+        }
+        return fd;
+}
+
+int
+fs_transport_open (Fs *fs)
+{
+        int fd, r;
+
+        r = proto_decoder_init (&fs->dec, 0);
+        if (r < 0)
+                return r;
+        switch (fs->transport) {
+        case FS_TRANSPORT_FD:
+                fd = fs->opt_fd;
+                break;
+        case FS_TRANSPORT_UNIX:
+                fd = connect_unix (fs->address);
+                break;
+        case FS_TRANSPORT_SERIAL:
+                fd = open (fs->address, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+                if (fd < 0)
+                        fd = -errno;
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (fd < 0)
+                return fd;
+        r = fd_prepare (fd);
+        if (r < 0) {
+                close (fd);
+                return r;
+        }
+        fs->chan_fd = fd;
+        fs->connected = true;
+        return 0;
+}
+
+void
+fs_transport_close (Fs *fs)
+{
+        fs_outq_clear (fs);
+        if (fs->chan_fd >= 0)
+                close (fs->chan_fd);
+        fs->chan_fd = -1;
+        fs->connected = false;
+        proto_decoder_clear (&fs->dec);
+}
+
+void
+fs_transport_lost (Fs *fs, const char *why)
+{
+        fs_session_end (fs, why);
+        if (fs->transport == FS_TRANSPORT_SERIAL) {
+                /* The port reports POLLHUP until the host reopens it: the loop looks again
+                 * after a pause, and the host's new HELLO starts a new session. */
+                if (!fs->hup_backoff)
+                        fs_debug ("host side gone (%s); waiting for a new HELLO", why);
+                fs->hup_backoff = true;
+                fs_outq_clear (fs);
+                proto_decoder_reset (&fs->dec);
+                fs->resyncing = true;
+                return;
+        }
+        fs_debug ("connection ended (%s)", why);
+        fs_outq_clear (fs);
+        if (fs->chan_fd >= 0)
+                close (fs->chan_fd);
+        fs->chan_fd = -1;
+        fs->connected = false;
+        fs->quit = true;
+}
+
+static void
+framing_error (Fs *fs, int r)
+{
+        /* A virtio port cannot be closed, so every transport recovers the same way: the session
+         * ends and everything up to the next HELLO header is dropped. */
+        fs_log ("framing error (%s), waiting for a new HELLO", strerror (-r));
+        fs_session_end (fs, "framing error");
+        fs->resyncing = true;
+}
+
+static void
+process_input (Fs *fs)
+{
+        while (fs->connected && !fs->quit) {
+                ProtoFrame f;
+                int r;
+
+                if (fs->resyncing) {
+                        if (proto_decoder_resync (&fs->dec) == 0)
+                                break;
+                        fs->resyncing = false;
+                }
+                r = proto_decoder_next (&fs->dec, &f);
+                if (r == 0)
+                        break;
+                if (r < 0) {
+                        framing_error (fs, r);
+                        continue;
+                }
+                fs_session_handle_frame (fs, &f);
+        }
+}
+
+void
+fs_transport_read (Fs *fs)
+{
+        /* A bounded number of reads per wake-up so that FUSE requests are not starved. */
+        for (int i = 0; i < 16 && fs->connected && !fs->quit; i++) {
+                size_t room;
+                uint8_t *p = proto_decoder_space (&fs->dec, &room);
+                ssize_t n;
+
+                if (room == 0) {
+                        process_input (fs);
+                        continue;
+                }
+                n = read (fs->chan_fd, p, room);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno != EAGAIN)
+                                fs_transport_lost (fs, strerror (errno));
+                        return;
+                }
+                if (n == 0) {
+                        fs_transport_lost (fs, "end of stream");
+                        return;
+                }
+                fs->hup_backoff = false;
+                proto_decoder_commit (&fs->dec, (size_t) n);
+                process_input (fs);
+        }
+}
+
+void
+fs_outq_push (Fs *fs, uint8_t *buf, size_t len)
+{
+        FsOut *o = malloc (sizeof *o);
+
+        if (!o) {
+                fs_log ("out of memory, frame dropped");
+                free (buf);
+                return;
+        }
+        o->next = NULL;
+        o->buf = buf;
+        o->len = len;
+        if (fs->out_tail)
+                fs->out_tail->next = o;
+        else
+                fs->out_head = o;
+        fs->out_tail = o;
+        fs->out_bytes += len;
+}
+
+static void
+outq_pop (Fs *fs)
+{
+        FsOut *o = fs->out_head;
+
+        fs->out_head = o->next;
+        if (!fs->out_head)
+                fs->out_tail = NULL;
+        fs->out_bytes -= o->len;
+        fs->out_off = 0;
+        free (o->buf);
+        free (o);
+}
+
+void
+fs_outq_clear (Fs *fs)
+{
+        while (fs->out_head)
+                outq_pop (fs);
+}
+
+void
+fs_outq_drop (Fs *fs)
+{
+        FsOut *keep = fs->out_head;
+
+        if (!keep || fs->out_off == 0) {
+                fs_outq_clear (fs);
+                return;
+        }
+        /* The host has half of this frame: the rest must follow or the stream is corrupt. */
+        while (keep->next) {
+                FsOut *o = keep->next;
+
+                keep->next = o->next;
+                fs->out_bytes -= o->len;
+                free (o->buf);
+                free (o);
+        }
+        fs->out_tail = keep;
+}
+
+void
+fs_transport_flush (Fs *fs)
+{
+        while (fs->connected && fs->out_head && !fs->hup_backoff) {
+                struct iovec iov[16];
+                int n_iov = 0;
+                size_t off = fs->out_off;
+                ssize_t n;
+
+                for (FsOut *o = fs->out_head; o && n_iov < 16; o = o->next) {
+                        iov[n_iov].iov_base = o->buf + off;
+                        iov[n_iov].iov_len = o->len - off;
+                        n_iov++;
+                        off = 0;
+                }
+                n = writev (fs->chan_fd, iov, n_iov);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno != EAGAIN)
+                                fs_transport_lost (fs, strerror (errno));
+                        return;
+                }
+                while (n > 0 && fs->out_head) {
+                        size_t left = fs->out_head->len - fs->out_off;
+
+                        if ((size_t) n < left) {
+                                fs->out_off += (size_t) n;
+                                break;
+                        }
+                        n -= (ssize_t) left;
+                        outq_pop (fs);
+                }
+        }
+}

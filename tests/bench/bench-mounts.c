@@ -1,0 +1,234 @@
+/* bench-mounts.c — shared folders: Corral's file server (corral-fsd on the host, corral-fs in the
+ * guest, over a virtio-serial port) against virtiofsd (QEMU's, vhost-user) in the same VM, in
+ * the same run, on the same host file system:
+ *   1. sequential write of 256 MiB (dd, fsync at the end)
+ *   2. sequential read of 256 MiB (guest caches dropped first)
+ *   3. 2,000 small files: create, stat (ls -l), unlink (rm -r)
+ *   4. git status in a 5,000-file repository (guest caches dropped first)
+ * Each row prints both times and the ratio virtiofsd time / Corral time (>= 1: Corral is as
+ * fast or faster; the goal is >= 0.5 on every row).
+ *
+ * The standard image is booted with plain QEMU (TCG), built first if it is not cached.
+ * BENCH_MOUNTS_MIB overrides the 256 MiB.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "bench-common.h"
+#include "bench-vm-qemu.h"
+#include "corral-image.h"
+
+#define VIRTIOFSD "/usr/lib/qemu/virtiofsd"
+
+static char *scratch; /* host temp dir: ours/, vfs/, sockets, overlay */
+
+static void
+on_image (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        *(GAsyncResult **) user_data = g_object_ref (res);
+}
+
+static CorralImage *
+standard_image (void)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        CorralImage *image;
+
+        corral_image_build_async ("standard", g_getenv ("CORRAL_AGENT_PATH"), NULL, NULL, NULL,
+                                  on_image, &res);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        image = corral_image_build_finish (res, &error);
+        if (!image)
+                g_error ("the standard image: %s", error->message);
+        return image;
+}
+
+static void
+sh (const char *cmd)
+{
+        if (system (cmd) != 0)
+                g_error ("host command failed: %s", cmd);
+}
+
+static void
+child_dies_with_us (gpointer data)
+{
+        prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
+
+static GPid
+spawn (const char *const *argv)
+{
+        g_autoptr (GError) error = NULL;
+        GPid pid;
+
+        if (!g_spawn_async (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+                            child_dies_with_us, NULL, &pid, &error))
+                g_error ("%s: %s", argv[0], error->message);
+        return pid;
+}
+
+static double
+timed (CorralAgentClient *client, BenchVm *vm, const char *cmd)
+{
+        CorralExecSpec *spec = corral_exec_spec_new_shell (cmd);
+        double t0;
+
+        corral_exec_spec_set_user (spec, "root");
+        t0 = bench_now ();
+        corral_run_result_free (bench_vm_run (client, vm, spec, 65536));
+        corral_exec_spec_unref (spec);
+        return bench_now () - t0;
+}
+
+typedef struct {
+        const char *name;
+        double t[2]; /* [0] Corral, [1] virtiofsd */
+} Row;
+
+static void
+workloads (CorralAgentClient *client, BenchVm *vm, const char *dir, guint mib, Row *rows)
+{
+        g_autofree char *write = g_strdup_printf (
+                "dd if=/dev/zero of=%s/big bs=1M count=%u conv=fsync status=none", dir, mib);
+        g_autofree char *read =
+                g_strdup_printf ("dd if=%s/big of=/dev/null bs=1M status=none", dir);
+        g_autofree char *small = g_strdup_printf (
+                "cd %s && mkdir small && cd small && i=0 && while [ $i -lt 2000 ]; do "
+                "echo x > f$i; i=$((i+1)); done && ls -l >/dev/null && cd .. && rm -r small",
+                dir);
+        g_autofree char *git = g_strdup_printf (
+                "git -c safe.directory='*' -C %s/repo status --porcelain >/dev/null", dir);
+        g_autofree char *rm = g_strdup_printf ("rm %s/big", dir);
+        const char *drop = "sync && echo 3 > /proc/sys/vm/drop_caches";
+        int k = g_str_has_prefix (dir, "/workspace") ? 0 : 1;
+
+        rows[0].t[k] = timed (client, vm, write);
+        timed (client, vm, drop);
+        rows[1].t[k] = timed (client, vm, read);
+        timed (client, vm, rm);
+        rows[2].t[k] = timed (client, vm, small);
+        timed (client, vm, git); /* refreshes the index's stat data once */
+        timed (client, vm, drop);
+        rows[3].t[k] = timed (client, vm, git);
+}
+
+int
+main (int argc, char **argv)
+{
+        g_autoptr (CorralImage) image = standard_image ();
+        g_autoptr (GError) error = NULL;
+        const char *mib_env = g_getenv ("BENCH_MOUNTS_MIB");
+        guint mib = mib_env && atoi (mib_env) > 0 ? (guint) atoi (mib_env) : 256;
+        g_autofree char *ours = NULL, *vfs = NULL, *fs_sock = NULL, *vfs_sock = NULL;
+        g_autofree char *overlay = NULL, *cmd = NULL, *spec = NULL, *drive = NULL;
+        g_autofree char *fs_dev = NULL, *fs_chardev = NULL, *vfs_chardev = NULL;
+        g_autoptr (CorralAgentClient) client = NULL;
+        Row rows[] = { { "write 256 MiB" },
+                       { "read 256 MiB" },
+                       { "2000 small files" },
+                       { "git status, 5000 files" } };
+        BenchVm vm;
+        GPid vfsd, fsd;
+
+        if (!g_file_test (VIRTIOFSD, G_FILE_TEST_IS_EXECUTABLE))
+                g_error ("%s is missing (package qemu-system-x86)", VIRTIOFSD);
+        scratch = g_dir_make_tmp ("corral-bench-mounts-XXXXXX", &error);
+        g_assert_no_error (error);
+        ours = g_build_filename (scratch, "ours", NULL);
+        vfs = g_build_filename (scratch, "vfs", NULL);
+        fs_sock = g_build_filename (scratch, "fs.sock", NULL);
+        vfs_sock = g_build_filename (scratch, "vfs.sock", NULL);
+        overlay = g_build_filename (scratch, "overlay.qcow2", NULL);
+
+        /* One repository, copied to both folders. */
+        g_print ("preparing a 5000-file repository...\n");
+        cmd = g_strdup_printf ("set -e; mkdir -p %s/repo && cd %s/repo && git init -q && "
+                               "for d in $(seq 0 49); do mkdir d$d; for f in $(seq 0 99); do "
+                               "echo \"file $d $f\" > d$d/f$f.txt; done; done && git add -A && "
+                               "git -c user.name=b -c user.email=b@example.com commit -qm init && "
+                               "cp -a %s %s",
+                               ours, ours, ours, vfs);
+        sh (cmd);
+        g_free (cmd);
+        cmd = g_strdup_printf ("qemu-img create -q -f qcow2 -b %s -F qcow2 %s", image->disk,
+                               overlay);
+        sh (cmd);
+
+        {
+                g_autofree char *src = g_strdup_printf ("source=%s", vfs);
+                g_autofree char *sock = g_strdup_printf ("--socket-path=%s", vfs_sock);
+                const char *vargv[] = { VIRTIOFSD, sock, "-o", src, "-o", "cache=auto", NULL };
+                vfsd = spawn (vargv);
+        }
+        for (int i = 0; i < 500 && !g_file_test (vfs_sock, G_FILE_TEST_EXISTS); i++)
+                g_usleep (10000);
+
+        drive = g_strdup_printf ("file=%s,if=virtio,format=qcow2", overlay);
+        fs_chardev = g_strdup_printf ("socket,id=fs,path=%s,server=on,wait=off", fs_sock);
+        fs_dev = g_strdup ("virtserialport,chardev=fs,name=org.corral.fs.0");
+        vfs_chardev = g_strdup_printf ("socket,id=vfs,path=%s", vfs_sock);
+        {
+                const char *extra[] = {
+                        "-drive",   drive,
+                        "-chardev", fs_chardev,
+                        "-device",  fs_dev,
+                        "-chardev", vfs_chardev,
+                        "-device",  "vhost-user-fs-pci,chardev=vfs,tag=vfs",
+                        "-object",  "memory-backend-memfd,id=mem,size=512M,share=on",
+                        "-numa",    "node,memdev=mem",
+                        NULL
+                };
+                bench_vm_start_full (&vm, image->kernel, image->initrd, image->cmdline, TRUE, FALSE,
+                                     extra);
+        }
+        {
+                g_autofree char *share = g_strdup_printf ("b:rw:%s", ours);
+                for (int i = 0; i < 500 && !g_file_test (fs_sock, G_FILE_TEST_EXISTS); i++)
+                        g_usleep (10000);
+                const char *fargv[] = {
+                        g_getenv ("CORRAL_FSD_PATH"), "--connect", fs_sock, "--share", share, NULL
+                };
+                fsd = spawn (fargv);
+        }
+        g_print ("booting the standard image...\n");
+        client = bench_vm_connect_agent (&vm);
+        timed (client, &vm,
+               "mkdir -p /mnt/vfs && mount -t virtiofs vfs /mnt/vfs && "
+               "for i in $(seq 100); do test -d /workspace/b/repo && exit 0; sleep 0.1; done; "
+               "exit 1");
+
+        workloads (client, &vm, "/workspace/b", mib, rows);
+        workloads (client, &vm, "/mnt/vfs", mib, rows);
+
+        g_print ("\n%-24s %12s %12s %8s\n", "shared folder", "Corral (s)", "virtiofsd (s)",
+                 "ratio");
+        for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+                g_print ("%-24s %12.2f %12.2f %8.2f\n", rows[i].name, rows[i].t[0], rows[i].t[1],
+                         rows[i].t[1] / rows[i].t[0]);
+
+        bench_vm_stop (&vm);
+        kill (fsd, SIGTERM);
+        kill (vfsd, SIGTERM);
+        g_spawn_close_pid (fsd);
+        g_spawn_close_pid (vfsd);
+        g_free (cmd);
+        cmd = g_strdup_printf ("rm -rf %s", scratch);
+        sh (cmd);
+        {
+                double worst = 1e9;
+                for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+                        worst = MIN (worst, rows[i].t[1] / rows[i].t[0]);
+                g_print ("mounts: worst row %.2fx virtiofsd (goal >= 0.5)\n", worst);
+        }
+        return 0;
+}

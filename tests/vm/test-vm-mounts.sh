@@ -1,0 +1,133 @@
+#!/bin/bash
+# Shared folders inside a booted VM, through corralctl exactly as a person would use it:
+# vm create --share, exec, share add/set/rm while the VM runs. One minimal VM for all of it.
+#
+# Environment (set by meson): CORRAL_BUILD_DIR, CORRAL_AGENT_PATH, CORRAL_FSD_PATH.
+# Exit: 0 pass, 1 fail, 77 skip (no QEMU/libvirt here, unless CORRAL_REQUIRE_VM=1).
+set -uo pipefail
+
+log() { echo "test-vm-mounts: $*" >&2; }
+fail() {
+	log "FAIL: $*"
+	[ -n "${STATE:-}" ] && tail -20 "$STATE"/corral/vms/mtest/fsd.log 2>/dev/null >&2
+	exit 1
+}
+skip() {
+	if [ "${CORRAL_REQUIRE_VM:-}" = 1 ]; then fail "VMs are required here: $*"; fi
+	log "SKIP: $*"
+	exit 77
+}
+
+CTL=${CORRAL_BUILD_DIR:?}/app/corralctl
+[ -x "$CTL" ] || skip "no corralctl at $CTL"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+
+# Own libvirt state (the embedded driver keeps it under XDG_STATE_HOME); images stay cached.
+STATE=/tmp/corral-vm-mounts
+export XDG_STATE_HOME=$STATE
+DATA=$(mktemp -d /tmp/corral-vm-mounts-data.XXXXXX)
+cleanup() {
+	"$CTL" vm destroy mtest >/dev/null 2>&1
+	"$CTL" vm rm mtest >/dev/null 2>&1
+	pkill -f "corral-fsd --connect $STATE" 2>/dev/null
+	rm -rf "$DATA" "$STATE"
+}
+trap cleanup EXIT
+cleanup_state() { "$CTL" vm destroy mtest >/dev/null 2>&1; "$CTL" vm rm mtest >/dev/null 2>&1; }
+cleanup_state
+
+mkdir -p "$DATA/ro" "$DATA/rw" "$DATA/nd" "$DATA/late"
+echo "read me" >"$DATA/ro/hello.txt"
+echo "precious" >"$DATA/nd/keep.txt"
+echo "late" >"$DATA/late/file.txt"
+
+run() { "$CTL" exec mtest -- sh -c "$1"; }
+
+log "creating the VM with three shares"
+"$CTL" vm create mtest --share "$DATA/ro:ro" --share "$DATA/rw:rw" --share "$DATA/nd:rw-nodelete" ||
+	skip "cannot create a VM here"
+
+# The guest mounts /workspace a moment after the agent answers.
+for _ in $(seq 100); do
+	run 'test -e /workspace/ro/hello.txt' 2>/dev/null && break
+	sleep 0.2
+done
+
+out=$(run 'cat /workspace/ro/hello.txt') || fail "cannot read a read-only share"
+[ "$out" = "read me" ] || fail "read '$out' from the read-only share"
+run 'echo x > /workspace/ro/new.txt' 2>/dev/null && fail "wrote into a read-only share"
+[ -e "$DATA/ro/new.txt" ] && fail "a file appeared in the read-only folder"
+err=$(run 'echo x > /workspace/ro/hello.txt' 2>&1) && fail "overwrote a read-only file"
+case $err in *"Read-only file system"*) ;; *) fail "read-only refusal said: $err" ;; esac
+
+run 'mkdir -p /workspace/rw/sub && echo "from the guest" > /workspace/rw/sub/new.txt' ||
+	fail "cannot write into a rw share"
+[ "$(cat "$DATA/rw/sub/new.txt")" = "from the guest" ] || fail "the guest's file is not on the host"
+run 'rm /workspace/rw/sub/new.txt && rmdir /workspace/rw/sub' || fail "cannot delete in a rw share"
+[ -e "$DATA/rw/sub" ] && fail "the deleted folder is still on the host"
+
+run 'rm /workspace/nd/keep.txt' 2>/dev/null && fail "deleted in a no-delete share"
+[ "$(cat "$DATA/nd/keep.txt")" = "precious" ] || fail "the no-delete file changed"
+run ': > /workspace/nd/keep.txt' 2>/dev/null && fail "emptied a file in a no-delete share"
+run 'echo edited > /workspace/nd/.keep.tmp && mv /workspace/nd/.keep.tmp /workspace/nd/keep.txt' ||
+	fail "an editor's save (write, rename over) failed in a no-delete share"
+[ "$(cat "$DATA/nd/keep.txt")" = "edited" ] || fail "the save did not reach the host"
+ls "$STATE"/corral/vms/mtest/kept/nd/*keep.txt >/dev/null 2>&1 || fail "the old version was not kept"
+grep -q '"op":"unlink","path":"keep.txt","result":"refused","rule":"no-delete"' \
+	"$STATE"/corral/vms/mtest/audit.jsonl || fail "the refused delete is not in the audit log"
+
+log "changing shares while the VM runs"
+"$CTL" share add mtest "$DATA/late" --mode ro || fail "share add"
+run 'cat /workspace/late/file.txt' >/dev/null || fail "a share added while running is not visible"
+"$CTL" share ls mtest | grep -q "^late " || fail "share ls does not list the new share"
+"$CTL" share set mtest rw --mode ro || fail "share set"
+run 'echo y > /workspace/rw/after.txt' 2>/dev/null && fail "wrote after the share became read-only"
+"$CTL" share rm mtest late || fail "share rm"
+run 'ls /workspace/late' 2>/dev/null && fail "a removed share is still visible"
+
+log "the file server comes back after it dies (re-attach)"
+pkill -KILL -f "corral-fsd --connect $STATE" || fail "no file server was running"
+sleep 0.5
+run 'cat /workspace/ro/hello.txt' >/dev/null || fail "shares did not come back after the file server died"
+
+log "the standard image: git and python in a shared folder"
+"$CTL" vm destroy mtest >/dev/null 2>&1
+"$CTL" vm rm mtest >/dev/null 2>&1
+mkdir -p "$DATA/proj" "$DATA/upstream"
+git -C "$DATA/upstream" init -q
+echo "upstream" >"$DATA/upstream/README"
+git -C "$DATA/upstream" add README
+git -C "$DATA/upstream" -c user.name=t -c user.email=t@example.com commit -qm init
+cp -a "$DATA/upstream" "$DATA/proj/upstream"
+"$CTL" vm create mstd --image standard --share "$DATA/proj:rw" || fail "cannot create a standard VM"
+trap '"$CTL" vm destroy mstd >/dev/null 2>&1; "$CTL" vm rm mstd >/dev/null 2>&1; cleanup' EXIT
+runs() { "$CTL" exec mstd -- sh -c "$1"; }
+for _ in $(seq 150); do
+	runs 'test -d /workspace/proj/upstream' 2>/dev/null && break
+	sleep 0.2
+done
+runs 'cd /workspace/proj && git clone -q upstream clone && cd clone &&
+	git config user.name agent && git config user.email agent@example.com &&
+	echo change >> README && git commit -qam change && git status --porcelain' ||
+	fail "git clone/commit/status in a shared folder"
+[ "$(git -C "$DATA/proj/clone" log --format=%s -1)" = change ] || fail "the commit is not on the host"
+cat >"$DATA/proj/write.py" <<'PY'
+import os, tempfile
+d = "/workspace/proj/py"
+os.makedirs(d, exist_ok=True)
+for i in range(50):
+    with open(os.path.join(d, "f%d.txt" % i), "w") as f:
+        f.write("x" * i)
+fd, tmp = tempfile.mkstemp(dir=d)
+os.write(fd, b"saved")
+os.close(fd)
+os.replace(tmp, os.path.join(d, "f1.txt"))
+PY
+runs 'python3 /workspace/proj/write.py' || fail "python writing files in a shared folder"
+[ "$(cat "$DATA/proj/py/f1.txt")" = saved ] || fail "python's replace did not reach the host"
+[ "$(ls "$DATA/proj/py" | wc -l)" = 50 ] || fail "python's files are not all on the host"
+"$CTL" vm destroy mstd >/dev/null 2>&1
+"$CTL" vm rm mstd >/dev/null 2>&1
+
+log "PASS"
+exit 0
