@@ -1,6 +1,6 @@
 /* corralctl-share.c — shared folders of a VM from the command line.
  *
- *   corralctl share add VM PATH --mode ro|rw|rw-nodelete [--name NAME]
+ *   corralctl share add VM PATH --mode ro|rw|rw-nodelete [--name NAME] [--protect PATTERN]...
  *   corralctl share ls VM
  *   corralctl share set VM NAME --mode ro|rw|rw-nodelete
  *   corralctl share rm VM NAME
@@ -77,7 +77,7 @@ corralctl_share_add_spec (const char *vm_dir, const char *spec, GError **error)
                 return FALSE;
         path = g_strndup (spec, (gsize) (colon - spec));
         corralctl_share_ensure (vm_dir);
-        if (!corral_shares_add (vm_dir, path, mode, NULL, &name, error))
+        if (!corral_shares_add (vm_dir, path, mode, NULL, NULL, &name, error))
                 return FALSE;
         g_print ("shared %s as /workspace/%s (%s)\n", path, name, fs_mode_describe (mode));
         return TRUE;
@@ -117,7 +117,9 @@ cmd_ls (const char *vm_dir)
         g_print ("%-20s %-12s %s\n", "NAME", "MODE", "FOLDER");
         for (guint i = 0; i < shares->len; i++) {
                 const CorralShare *s = shares->pdata[i];
-                g_print ("%-20s %-12s %s\n", s->name, fs_mode_to_string (s->mode), s->path);
+                g_autofree char *extra = g_strjoinv (", ", s->protect);
+                g_print ("%-20s %-12s %s%s%s%s\n", s->name, fs_mode_to_string (s->mode), s->path,
+                         extra[0] ? " (also protected: " : "", extra, extra[0] ? ")" : "");
         }
         return 0;
 }
@@ -128,6 +130,7 @@ corralctl_share_main (int argc, char **argv)
         const char *cmd = argc > 1 ? argv[1] : "";
         const char *mode_text = NULL, *name = NULL;
         g_autoptr (GPtrArray) pos = g_ptr_array_new ();
+        g_autoptr (GPtrArray) protect = g_ptr_array_new ();
         g_autoptr (GError) error = NULL;
         g_autofree char *vm_dir = NULL, *given = NULL;
         FsMode mode = FS_MODE_RO;
@@ -138,6 +141,8 @@ corralctl_share_main (int argc, char **argv)
                         mode_text = argv[++i];
                 else if (g_str_equal (argv[i], "--name") && i + 1 < argc)
                         name = argv[++i];
+                else if (g_str_equal (argv[i], "--protect") && i + 1 < argc)
+                        g_ptr_array_add (protect, argv[++i]);
                 else if (argv[i][0] == '-')
                         return usage ();
                 else
@@ -155,7 +160,9 @@ corralctl_share_main (int argc, char **argv)
         if (g_str_equal (cmd, "ls") && pos->len == 1)
                 return cmd_ls (vm_dir);
         if (g_str_equal (cmd, "add") && pos->len == 2) {
-                if (!corral_shares_add (vm_dir, pos->pdata[1], mode, name, &given, &error))
+                g_ptr_array_add (protect, NULL);
+                if (!corral_shares_add (vm_dir, pos->pdata[1], mode, name,
+                                        (const char *const *) protect->pdata, &given, &error))
                         return report (error);
                 g_print ("shared %s as /workspace/%s (%s)\n", (char *) pos->pdata[1], given,
                          fs_mode_describe (mode));

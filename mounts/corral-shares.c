@@ -24,6 +24,7 @@ corral_share_free (CorralShare *share)
                 return;
         g_free (share->name);
         g_free (share->path);
+        g_strfreev (share->protect);
         g_free (share);
 }
 
@@ -177,6 +178,31 @@ corral_shares_ensure_server (const char *vm_dir, GError **error)
         return FALSE;
 }
 
+static cJSON *
+protect_to_json (const char *const *protect)
+{
+        cJSON *array = cJSON_CreateArray ();
+
+        for (guint i = 0; protect && protect[i]; i++)
+                cJSON_AddItemToArray (array, cJSON_CreateString (protect[i]));
+        return array;
+}
+
+static char **
+protect_from_json (const cJSON *obj)
+{
+        const cJSON *array = NULL, *item;
+        g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+
+        if (proto_json_get_array (obj, "protect", 64, &array) == 0) {
+                cJSON_ArrayForEach (item, array) {
+                        if (cJSON_IsString (item))
+                                g_strv_builder_add (b, item->valuestring);
+                }
+        }
+        return g_strv_builder_end (b);
+}
+
 /* Offline: shares.json through a scratch FsServer, which validates like the real one --------- */
 
 static FsServer *
@@ -208,7 +234,11 @@ load_offline (const char *vm_dir, GError **error)
                     !fs_mode_parse (mode_text, &mode))
                         continue;
                 /* A folder that is gone now is dropped from the list, as the server would. */
-                fs_server_add_share (s, name, path, mode, NULL, NULL);
+                {
+                        g_auto (GStrv) protect = protect_from_json (item);
+                        fs_server_add_share (s, name, path, mode, (const char *const *) protect,
+                                             NULL);
+                }
         }
         cJSON_Delete (root);
         return g_steal_pointer (&s);
@@ -230,6 +260,10 @@ save_offline (const char *vm_dir, FsServer *s, GError **error)
                 cJSON_AddStringToObject (o, "name", info->name);
                 cJSON_AddStringToObject (o, "path", info->path);
                 cJSON_AddStringToObject (o, "mode", fs_mode_to_string (info->mode));
+                if (info->protect[0])
+                        cJSON_AddItemToObject (
+                                o, "protect",
+                                protect_to_json ((const char *const *) info->protect));
                 cJSON_AddItemToArray (list, o);
         }
         text = cJSON_Print (root);
@@ -262,6 +296,7 @@ shares_from_json (const cJSON *list)
                 share->name = g_strdup (name);
                 share->path = g_strdup (path);
                 share->mode = m;
+                share->protect = protect_from_json (item);
                 g_ptr_array_add (out, share);
         }
         return out;
@@ -300,6 +335,7 @@ corral_shares_list (const char *vm_dir, GError **error)
                 share->name = g_strdup (info->name);
                 share->path = g_strdup (info->path);
                 share->mode = info->mode;
+                share->protect = g_strdupv (info->protect);
                 g_ptr_array_add (out, share);
         }
         return out;
@@ -312,6 +348,7 @@ change (const char *vm_dir,
         const char *name,
         const char *path,
         FsMode mode,
+        const char *const *protect,
         GError **error)
 {
         g_autoptr (GSocketConnection) conn = control_connect (vm_dir, NULL);
@@ -327,6 +364,8 @@ change (const char *vm_dir,
                 if (path)
                         cJSON_AddStringToObject (req, "path", path);
                 cJSON_AddStringToObject (req, "mode", fs_mode_to_string (mode));
+                if (protect)
+                        cJSON_AddItemToObject (req, "protect", protect_to_json (protect));
                 reply = control_call (conn, req, error);
                 cJSON_Delete (req);
                 cJSON_Delete (reply);
@@ -336,7 +375,7 @@ change (const char *vm_dir,
         if (!s)
                 return FALSE;
         if (g_str_equal (op, "add"))
-                ok = fs_server_add_share (s, name, path, mode, NULL, error);
+                ok = fs_server_add_share (s, name, path, mode, protect, error);
         else if (g_str_equal (op, "remove"))
                 ok = fs_server_remove_share (s, name, error);
         else
@@ -349,6 +388,7 @@ corral_shares_add (const char *vm_dir,
                    const char *path,
                    FsMode mode,
                    const char *name,
+                   const char *const *protect,
                    char **ret_name,
                    GError **error)
 {
@@ -361,7 +401,7 @@ corral_shares_add (const char *vm_dir,
         }
         abs = g_canonicalize_filename (path, NULL);
         chosen = name ? g_strdup (name) : fs_share_name_for_path (abs);
-        if (!change (vm_dir, "add", chosen, abs, mode, error))
+        if (!change (vm_dir, "add", chosen, abs, mode, protect, error))
                 return FALSE;
         if (ret_name)
                 *ret_name = g_steal_pointer (&chosen);
@@ -371,11 +411,11 @@ corral_shares_add (const char *vm_dir,
 gboolean
 corral_shares_remove (const char *vm_dir, const char *name, GError **error)
 {
-        return change (vm_dir, "remove", name, NULL, FS_MODE_RO, error);
+        return change (vm_dir, "remove", name, NULL, FS_MODE_RO, NULL, error);
 }
 
 gboolean
 corral_shares_set_mode (const char *vm_dir, const char *name, FsMode mode, GError **error)
 {
-        return change (vm_dir, "set-mode", name, NULL, mode, error);
+        return change (vm_dir, "set-mode", name, NULL, mode, NULL, error);
 }

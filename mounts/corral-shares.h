@@ -25,6 +25,7 @@ typedef struct {
         char *name;
         char *path;
         FsMode mode;
+        char **protect; /* the share's own protected patterns (never NULL) */
 } CorralShare;
 
 void corral_share_free (CorralShare *share);
@@ -41,12 +42,13 @@ gboolean corral_shares_ensure_server (const char *vm_dir, GError **error);
 GPtrArray *corral_shares_list (const char *vm_dir, GError **error);
 
 /* Adds, removes or changes a share: through the running server (the guest sees it at once),
- * else in shares.json for the next start. name NULL: the folder's base name. ret_name: the
- * name given. */
+ * else in shares.json for the next start. name NULL: the folder's base name. protect: more
+ * read-only paths for this share (nullable; see SECURITY.md F8). ret_name: the name given. */
 gboolean corral_shares_add (const char *vm_dir,
                             const char *path,
                             FsMode mode,
                             const char *name,
+                            const char *const *protect,
                             char **ret_name,
                             GError **error);
 gboolean corral_shares_remove (const char *vm_dir, const char *name, GError **error);

@@ -43,8 +43,9 @@ static bool
 channel_frame (uint8_t type)
 {
         /* FS_REQUEST / FS_REPLY carry the request id in the channel field. */
-        return type == PROTO_FRAME_DATA || type == PROTO_FRAME_CREDIT || type == PROTO_FRAME_CLOSE ||
-               type == PROTO_FRAME_FS_REQUEST || type == PROTO_FRAME_FS_REPLY;
+        return type == PROTO_FRAME_DATA || type == PROTO_FRAME_CREDIT ||
+               type == PROTO_FRAME_CLOSE || type == PROTO_FRAME_FS_REQUEST ||
+               type == PROTO_FRAME_FS_REPLY;
 }
 
 /* Per-type rules that can be checked from the header alone. */

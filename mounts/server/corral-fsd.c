@@ -37,7 +37,6 @@ typedef struct {
         FsServer *server;
         FsAudit *audit;
         char *config_path;
-        char **protect;
         int fd;
         guint in_source, out_source;
         ProtoDecoder dec;
@@ -256,6 +255,39 @@ on_notify (const uint8_t *payload, size_t len, void *user_data)
 /* Configuration ------------------------------------------------------------------------------- */
 
 static void
+add_protect (cJSON *obj, const FsShareInfo *info)
+{
+        cJSON *array;
+
+        if (!info->protect[0])
+                return;
+        array = cJSON_AddArrayToObject (obj, "protect");
+        for (guint i = 0; info->protect[i]; i++)
+                cJSON_AddItemToArray (array, cJSON_CreateString (info->protect[i]));
+}
+
+/* A share's own protected patterns from JSON: at most 64 strings of at most 256 bytes. */
+static gboolean
+read_protect (const cJSON *obj, GStrv *ret)
+{
+        const cJSON *array = NULL, *item;
+        g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+        int r = proto_json_get_array (obj, "protect", 64, &array);
+
+        if (r == -EINVAL)
+                return FALSE;
+        if (r == 0) {
+                cJSON_ArrayForEach (item, array) {
+                        if (!cJSON_IsString (item) || strlen (item->valuestring) > 256)
+                                return FALSE;
+                        g_strv_builder_add (b, item->valuestring);
+                }
+        }
+        *ret = g_strv_builder_end (b);
+        return TRUE;
+}
+
+static void
 save_config (Fsd *d)
 {
         g_autoptr (GPtrArray) shares = NULL;
@@ -274,6 +306,7 @@ save_config (Fsd *d)
                 cJSON_AddStringToObject (s, "name", info->name);
                 cJSON_AddStringToObject (s, "path", info->path);
                 cJSON_AddStringToObject (s, "mode", fs_mode_to_string (info->mode));
+                add_protect (s, info);
                 cJSON_AddItemToArray (list, s);
         }
         text = cJSON_Print (root);
@@ -285,7 +318,12 @@ save_config (Fsd *d)
 }
 
 static gboolean
-add_share (Fsd *d, const char *name, const char *path, const char *mode_text, GError **error)
+add_share (Fsd *d,
+           const char *name,
+           const char *path,
+           const char *mode_text,
+           const char *const *protect,
+           GError **error)
 {
         g_autofree char *default_name = NULL;
         FsMode mode;
@@ -298,8 +336,7 @@ add_share (Fsd *d, const char *name, const char *path, const char *mode_text, GE
         }
         if (!name || !*name)
                 name = default_name = fs_share_name_for_path (path);
-        return fs_server_add_share (d->server, name, path, mode, (const char *const *) d->protect,
-                                    error);
+        return fs_server_add_share (d->server, name, path, mode, protect, error);
 }
 
 static gboolean
@@ -322,15 +359,17 @@ load_config (Fsd *d, GError **error)
         cJSON_ArrayForEach (item, list) {
                 const char *name = NULL, *path = NULL, *mode = NULL;
                 g_autoptr (GError) local = NULL;
+                g_auto (GStrv) protect = NULL;
 
                 if (!cJSON_IsObject (item) ||
                     proto_json_get_string (item, "path", 4096, &path) < 0 ||
                     proto_json_get_string (item, "mode", 16, &mode) < 0 ||
-                    proto_json_get_string (item, "name", 64, &name) == -EINVAL) {
+                    proto_json_get_string (item, "name", 64, &name) == -EINVAL ||
+                    !read_protect (item, &protect)) {
                         g_warning ("Skipping a malformed entry in %s", d->config_path);
                         continue;
                 }
-                if (!add_share (d, name, path, mode, &local))
+                if (!add_share (d, name, path, mode, (const char *const *) protect, &local))
                         g_warning ("Not sharing %s: %s", path, local->message);
         }
         cJSON_Delete (root);
@@ -378,13 +417,19 @@ control_handle (Fsd *d, const char *line, size_t len)
                         cJSON_AddStringToObject (s, "name", info->name);
                         cJSON_AddStringToObject (s, "path", info->path);
                         cJSON_AddStringToObject (s, "mode", fs_mode_to_string (info->mode));
+                        add_protect (s, info);
                         cJSON_AddItemToArray (list, s);
                 }
                 cJSON_Delete (req);
                 return reply;
         }
         if (strcmp (op, "add") == 0 && path) {
-                ok = add_share (d, name, path, mode, &error);
+                g_auto (GStrv) protect = NULL;
+                if (read_protect (req, &protect))
+                        ok = add_share (d, name, path, mode, (const char *const *) protect, &error);
+                else
+                        g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                                             "protect: expected at most 64 patterns");
         } else if (strcmp (op, "remove") == 0 && name) {
                 ok = fs_server_remove_share (d->server, name, &error);
         } else if (strcmp (op, "set-mode") == 0 && name) {
@@ -589,12 +634,16 @@ main (int argc, char **argv)
         }
         server = fs_server_new (keep_dir, audit);
         d.server = server;
-        d.protect = protect;
         d.config_path = config_path;
         d.loop = g_main_loop_new (NULL, FALSE);
         d.reply_buf = g_malloc (PROTO_MAX_PAYLOAD);
         g_queue_init (&d.out);
         fs_server_set_notify (server, on_notify, &d);
+        if (protect &&
+            !fs_server_set_policy_protected (server, (const char *const *) protect, &error)) {
+                g_printerr ("corral-fsd: --protect: %s\n", error->message);
+                return 2;
+        }
 
         if (config_path && !load_config (&d, &error)) {
                 g_printerr ("corral-fsd: %s\n", error->message);
@@ -603,7 +652,7 @@ main (int argc, char **argv)
         for (guint i = 0; share_specs && share_specs[i]; i++) {
                 g_auto (GStrv) parts = g_strsplit (share_specs[i], ":", 3);
                 if (g_strv_length (parts) != 3 ||
-                    !add_share (&d, parts[0], parts[2], parts[1], &error)) {
+                    !add_share (&d, parts[0], parts[2], parts[1], NULL, &error)) {
                         g_printerr ("corral-fsd: --share %s: %s\n", share_specs[i],
                                     error ? error->message : "expected NAME:MODE:PATH");
                         return 2;

@@ -23,6 +23,7 @@ typedef struct {
         ino_t ino;
         FsMode mode;
         FsProtected *protected;
+        char **extra; /* the share's own protected patterns, for listing */
         bool removed;
         FsNode *root_node; /* while the guest holds it */
         /* "dev:ino:btime" of files and folders the guest created in this session: protected-
@@ -66,6 +67,7 @@ struct _FsServer {
         guint max_handles, max_nodes;
         char *keep_dir;
         guint keep_serial;
+        char **policy_protected; /* patterns every share gets */
         FsAudit *audit;
         FsNotifyFunc notify;
         void *notify_data;

@@ -39,6 +39,7 @@ share_unref (FsShare *share)
         if (share->root_fd >= 0)
                 close (share->root_fd);
         fs_protected_free (share->protected);
+        g_strfreev (share->extra);
         g_hash_table_unref (share->created);
         g_free (share->name);
         g_free (share->host_path);
@@ -139,9 +140,19 @@ fs_server_add_share (FsServer *s,
                              _ ("“%s” is not an absolute path"), path);
                 return FALSE;
         }
-        protected = fs_protected_new (extra_protected, error);
-        if (!protected)
-                return FALSE;
+        {
+                g_autoptr (GStrvBuilder) all = g_strv_builder_new ();
+                g_auto (GStrv) patterns = NULL;
+
+                if (s->policy_protected)
+                        g_strv_builder_addv (all, (const char **) s->policy_protected);
+                if (extra_protected)
+                        g_strv_builder_addv (all, (const char **) extra_protected);
+                patterns = g_strv_builder_end (all);
+                protected = fs_protected_new ((const char *const *) patterns, error);
+                if (!protected)
+                        return FALSE;
+        }
 
         /* The person chose this folder: following symlinks to it is fine here; from now on
          * the fd is the share, wherever the folder is moved. */
@@ -162,6 +173,7 @@ fs_server_add_share (FsServer *s,
         share->ino = st.st_ino;
         share->mode = mode;
         share->protected = g_steal_pointer (&protected);
+        share->extra = extra_protected ? g_strdupv ((char **) extra_protected) : g_new0 (char *, 1);
         share->created = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
         g_hash_table_insert (s->shares, share->name, share);
         notify_root_entry (s, name);
@@ -216,6 +228,7 @@ fs_share_info_free (FsShareInfo *info)
                 return;
         g_free (info->name);
         g_free (info->path);
+        g_strfreev (info->protect);
         g_free (info);
 }
 
@@ -239,6 +252,7 @@ fs_server_list_shares (FsServer *s)
                 info->name = g_strdup (share->name);
                 info->path = g_strdup (share->host_path);
                 info->mode = share->mode;
+                info->protect = g_strdupv (share->extra);
                 g_ptr_array_add (list, info);
         }
         g_ptr_array_sort (list, compare_info);
@@ -592,6 +606,7 @@ fs_server_free (FsServer *s)
         g_hash_table_unref (s->nodes);
         g_hash_table_unref (s->shares);
         g_free (s->keep_dir);
+        g_strfreev (s->policy_protected);
         g_free (s);
 }
 
@@ -600,6 +615,18 @@ fs_server_set_notify (FsServer *s, FsNotifyFunc func, void *user_data)
 {
         s->notify = func;
         s->notify_data = user_data;
+}
+
+gboolean
+fs_server_set_policy_protected (FsServer *s, const char *const *patterns, GError **error)
+{
+        g_autoptr (FsProtected) check = fs_protected_new (patterns, error);
+
+        if (!check)
+                return FALSE;
+        g_strfreev (s->policy_protected);
+        s->policy_protected = g_strdupv ((char **) patterns);
+        return TRUE;
 }
 
 void

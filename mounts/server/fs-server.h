@@ -29,6 +29,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsServer, fs_server_free)
 
 void fs_server_set_notify (FsServer *s, FsNotifyFunc func, void *user_data);
 
+/* Protected patterns that apply to every share added from now on, on top of the defaults and
+ * each share's own (IT policy, `corral-fsd --protect`). FALSE for a malformed pattern. */
+gboolean fs_server_set_policy_protected (FsServer *s, const char *const *patterns, GError **error);
+
 /* A share name: 1..64 bytes of UTF-8 letters, digits, '.', '-', '_', ' ', not starting with
  * '.' (it is a folder name in /workspace). */
 bool fs_share_name_valid (const char *name);
@@ -48,6 +52,7 @@ typedef struct {
         char *name;
         char *path;
         FsMode mode;
+        char **protect; /* this share's extra protected patterns (never NULL) */
 } FsShareInfo;
 
 void fs_share_info_free (FsShareInfo *info);

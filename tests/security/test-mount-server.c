@@ -895,6 +895,49 @@ test_live_changes (void)
         g_assert_cmpuint (fs_server_n_handles (c->server), ==, 0);
 }
 
+/* Protected paths configured per share and by policy (IT policy, corral-fsd --protect). */
+static void
+test_protected_configured (void)
+{
+        g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW);
+        g_autoptr (GError) error = NULL;
+        g_autofree char *p_dir = g_build_filename (c->dir, "p", NULL);
+        const char *policy[] = { "deploy/", NULL };
+        const char *extra[] = { "Makefile", NULL };
+        const char *bad[] = { "../x", NULL };
+        FsEntry p, s;
+        uint64_t h;
+
+        g_assert_cmpint (g_mkdir (p_dir, 0755), ==, 0);
+        g_assert_false (fs_server_set_policy_protected (c->server, bad, &error));
+        g_clear_error (&error);
+        g_assert_true (fs_server_set_policy_protected (c->server, policy, &error));
+        g_assert_true (fs_server_add_share (c->server, "p", p_dir, FS_MODE_RW, extra, &error));
+        g_assert_no_error (error);
+        p = walk (c, "p");
+        assert_refused (c, fs_client_create (c, p.node, "makefile", 0644, FS_O_WRONLY, NULL, &h),
+                        EPERM, "protected-path");
+        assert_refused (c, fs_client_mkdir (c, p.node, "deploy", 0755, NULL), EPERM,
+                        "protected-path");
+        g_assert_cmpint (fs_client_create (c, p.node, "other", 0644, FS_O_WRONLY, NULL, &h), ==, 0);
+        fs_client_release (c, h);
+        /* The share's own pattern is its own; shares added earlier keep their rules. */
+        s = walk (c, "s");
+        g_assert_cmpint (fs_client_create (c, s.node, "Makefile", 0644, FS_O_WRONLY, NULL, &h), ==,
+                         0);
+        fs_client_release (c, h);
+        {
+                g_autoptr (GPtrArray) list = fs_server_list_shares (c->server);
+                for (guint i = 0; i < list->len; i++) {
+                        const FsShareInfo *info = list->pdata[i];
+                        if (g_str_equal (info->name, "p"))
+                                g_assert_cmpstr (info->protect[0], ==, "Makefile");
+                        else
+                                g_assert_null (info->protect[0]);
+                }
+        }
+}
+
 /* 10. Every fd of the server is close-on-exec ------------------------------------------------- */
 
 static void
@@ -1087,6 +1130,7 @@ main (int argc, char **argv)
         g_test_add_func ("/mount-server/limits", test_limits);
         g_test_add_func ("/mount-server/readdir-bounded", test_readdir_bounded);
         g_test_add_func ("/mount-server/live-changes", test_live_changes);
+        g_test_add_func ("/mount-server/protected-configured", test_protected_configured);
         g_test_add_func ("/mount-server/fds-cloexec", test_fds_cloexec);
         return g_test_run ();
 }
