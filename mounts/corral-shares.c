@@ -212,35 +212,14 @@ load_offline (const char *vm_dir, GError **error)
         g_autofree char *text = NULL;
         g_autoptr (FsServer) s = fs_server_new (NULL, NULL);
         gsize len = 0;
-        cJSON *root = NULL;
-        const cJSON *list = NULL, *item;
 
         if (!g_file_get_contents (config, &text, &len, NULL))
                 return g_steal_pointer (&s);
-        if (proto_json_parse ((const uint8_t *) text, len, &root) < 0 ||
-            proto_json_get_array (root, "shares", 1024, &list) < 0) {
-                cJSON_Delete (root);
-                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                             _ ("%s is not a valid shared-folder list"), config);
+        /* A folder that is gone now is dropped from the list, as the server would. */
+        if (!fs_server_load_shares_json (s, text, len, error)) {
+                g_prefix_error (error, "%s: ", config);
                 return NULL;
         }
-        cJSON_ArrayForEach (item, list) {
-                const char *name = NULL, *path = NULL, *mode_text = NULL;
-                FsMode mode;
-
-                if (proto_json_get_string (item, "name", 64, &name) < 0 ||
-                    proto_json_get_string (item, "path", 4096, &path) < 0 ||
-                    proto_json_get_string (item, "mode", 16, &mode_text) < 0 ||
-                    !fs_mode_parse (mode_text, &mode))
-                        continue;
-                /* A folder that is gone now is dropped from the list, as the server would. */
-                {
-                        g_auto (GStrv) protect = protect_from_json (item);
-                        fs_server_add_share (s, name, path, mode, (const char *const *) protect,
-                                             NULL);
-                }
-        }
-        cJSON_Delete (root);
         return g_steal_pointer (&s);
 }
 
@@ -248,25 +227,10 @@ static gboolean
 save_offline (const char *vm_dir, FsServer *s, GError **error)
 {
         g_autofree char *config = vm_file (vm_dir, "shares.json");
-        g_autoptr (GPtrArray) shares = fs_server_list_shares (s);
-        cJSON *root = cJSON_CreateObject ();
-        cJSON *list = cJSON_AddArrayToObject (root, "shares");
-        char *text;
+        cJSON *root = fs_server_shares_to_json (s);
+        char *text = cJSON_Print (root);
         gboolean ok;
 
-        for (guint i = 0; i < shares->len; i++) {
-                const FsShareInfo *info = shares->pdata[i];
-                cJSON *o = cJSON_CreateObject ();
-                cJSON_AddStringToObject (o, "name", info->name);
-                cJSON_AddStringToObject (o, "path", info->path);
-                cJSON_AddStringToObject (o, "mode", fs_mode_to_string (info->mode));
-                if (info->protect[0])
-                        cJSON_AddItemToObject (
-                                o, "protect",
-                                protect_to_json ((const char *const *) info->protect));
-                cJSON_AddItemToArray (list, o);
-        }
-        text = cJSON_Print (root);
         cJSON_Delete (root);
         ok = g_file_set_contents_full (config, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
                                        error);

@@ -255,60 +255,15 @@ on_notify (const uint8_t *payload, size_t len, void *user_data)
 /* Configuration ------------------------------------------------------------------------------- */
 
 static void
-add_protect (cJSON *obj, const FsShareInfo *info)
-{
-        cJSON *array;
-
-        if (!info->protect[0])
-                return;
-        array = cJSON_AddArrayToObject (obj, "protect");
-        for (guint i = 0; info->protect[i]; i++)
-                cJSON_AddItemToArray (array, cJSON_CreateString (info->protect[i]));
-}
-
-/* A share's own protected patterns from JSON: at most 64 strings of at most 256 bytes. */
-static gboolean
-read_protect (const cJSON *obj, GStrv *ret)
-{
-        const cJSON *array = NULL, *item;
-        g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
-        int r = proto_json_get_array (obj, "protect", 64, &array);
-
-        if (r == -EINVAL)
-                return FALSE;
-        if (r == 0) {
-                cJSON_ArrayForEach (item, array) {
-                        if (!cJSON_IsString (item) || strlen (item->valuestring) > 256)
-                                return FALSE;
-                        g_strv_builder_add (b, item->valuestring);
-                }
-        }
-        *ret = g_strv_builder_end (b);
-        return TRUE;
-}
-
-static void
 save_config (Fsd *d)
 {
-        g_autoptr (GPtrArray) shares = NULL;
         g_autoptr (GError) error = NULL;
-        cJSON *root, *list;
+        cJSON *root;
         char *text;
 
         if (!d->config_path)
                 return;
-        shares = fs_server_list_shares (d->server);
-        root = cJSON_CreateObject ();
-        list = cJSON_AddArrayToObject (root, "shares");
-        for (guint i = 0; i < shares->len; i++) {
-                const FsShareInfo *info = shares->pdata[i];
-                cJSON *s = cJSON_CreateObject ();
-                cJSON_AddStringToObject (s, "name", info->name);
-                cJSON_AddStringToObject (s, "path", info->path);
-                cJSON_AddStringToObject (s, "mode", fs_mode_to_string (info->mode));
-                add_protect (s, info);
-                cJSON_AddItemToArray (list, s);
-        }
+        root = fs_server_shares_to_json (d->server);
         text = cJSON_Print (root);
         cJSON_Delete (root);
         if (!g_file_set_contents_full (d->config_path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT,
@@ -344,35 +299,13 @@ load_config (Fsd *d, GError **error)
 {
         g_autofree char *text = NULL;
         gsize len;
-        cJSON *root = NULL;
-        const cJSON *list = NULL, *item;
 
         if (!g_file_get_contents (d->config_path, &text, &len, NULL))
                 return TRUE; /* nothing shared yet */
-        if (proto_json_parse ((const uint8_t *) text, len, &root) < 0 ||
-            proto_json_get_array (root, "shares", 1024, &list) < 0) {
-                cJSON_Delete (root);
-                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                             _ ("%s is not a valid shared-folder list"), d->config_path);
+        if (!fs_server_load_shares_json (d->server, text, len, error)) {
+                g_prefix_error (error, "%s: ", d->config_path);
                 return FALSE;
         }
-        cJSON_ArrayForEach (item, list) {
-                const char *name = NULL, *path = NULL, *mode = NULL;
-                g_autoptr (GError) local = NULL;
-                g_auto (GStrv) protect = NULL;
-
-                if (!cJSON_IsObject (item) ||
-                    proto_json_get_string (item, "path", 4096, &path) < 0 ||
-                    proto_json_get_string (item, "mode", 16, &mode) < 0 ||
-                    proto_json_get_string (item, "name", 64, &name) == -EINVAL ||
-                    !read_protect (item, &protect)) {
-                        g_warning ("Skipping a malformed entry in %s", d->config_path);
-                        continue;
-                }
-                if (!add_share (d, name, path, mode, (const char *const *) protect, &local))
-                        g_warning ("Not sharing %s: %s", path, local->message);
-        }
-        cJSON_Delete (root);
         return TRUE;
 }
 
@@ -405,31 +338,24 @@ control_handle (Fsd *d, const char *line, size_t len)
         proto_json_get_string (req, "mode", 16, &mode);
 
         if (strcmp (op, "list") == 0) {
-                g_autoptr (GPtrArray) shares = fs_server_list_shares (d->server);
-                cJSON *list;
-
-                reply = cJSON_CreateObject ();
+                reply = fs_server_shares_to_json (d->server);
                 cJSON_AddBoolToObject (reply, "ok", 1);
-                list = cJSON_AddArrayToObject (reply, "shares");
-                for (guint i = 0; i < shares->len; i++) {
-                        const FsShareInfo *info = shares->pdata[i];
-                        cJSON *s = cJSON_CreateObject ();
-                        cJSON_AddStringToObject (s, "name", info->name);
-                        cJSON_AddStringToObject (s, "path", info->path);
-                        cJSON_AddStringToObject (s, "mode", fs_mode_to_string (info->mode));
-                        add_protect (s, info);
-                        cJSON_AddItemToArray (list, s);
-                }
                 cJSON_Delete (req);
                 return reply;
         }
         if (strcmp (op, "add") == 0 && path) {
+                g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
                 g_auto (GStrv) protect = NULL;
-                if (read_protect (req, &protect))
-                        ok = add_share (d, name, path, mode, (const char *const *) protect, &error);
-                else
-                        g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                                             "protect: expected at most 64 patterns");
+                const cJSON *array = NULL, *item;
+
+                if (proto_json_get_array (req, "protect", 64, &array) == 0) {
+                        cJSON_ArrayForEach (item, array) {
+                                if (cJSON_IsString (item))
+                                        g_strv_builder_add (b, item->valuestring);
+                        }
+                }
+                protect = g_strv_builder_end (b);
+                ok = add_share (d, name, path, mode, (const char *const *) protect, &error);
         } else if (strcmp (op, "remove") == 0 && name) {
                 ok = fs_server_remove_share (d->server, name, &error);
         } else if (strcmp (op, "set-mode") == 0 && name) {

@@ -52,10 +52,7 @@ op_opendir (FsCtx *ctx)
         ctx->share = node->share;
         {
                 char path[FS_MAX_PATH];
-                r = fs_node_path (node, path, sizeof path);
-                if (r < 0)
-                        return r;
-                r = fs_resolve_open (node->share->root_fd, node->share->dev, path, O_PATH, 0, &pfd);
+                r = fs_node_open (node, path, sizeof path, O_PATH, &pfd);
                 if (r < 0)
                         return r;
         }

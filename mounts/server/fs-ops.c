@@ -52,15 +52,36 @@ root_attr (FsServer *s, FsAttr *ret)
         ret->nlink = 2 + g_hash_table_size (s->shares);
 }
 
-static int
-open_node (FsNode *node, int flags, int *ret_fd)
+int
+fs_node_open (FsNode *node, char *path, size_t size, int flags, int *ret_fd)
 {
-        char path[FS_MAX_PATH];
-        int r = fs_node_path (node, path, sizeof path);
+        int r = fs_node_path (node, path, size);
 
         if (r < 0)
                 return r;
         return fs_resolve_open (node->share->root_fd, node->share->dev, path, flags, 0, ret_fd);
+}
+
+static int
+open_node (FsNode *node, int flags, int *ret_fd)
+{
+        char path[FS_MAX_PATH];
+
+        return fs_node_open (node, path, sizeof path, flags, ret_fd);
+}
+
+/* Replies with the attributes of what fd refers to. */
+static int
+reply_attr (FsCtx *ctx, int fd)
+{
+        struct stat st;
+        FsAttr attr;
+
+        if (fstat (fd, &st) < 0)
+                return -errno;
+        fs_stat_to_attr (&st, &attr);
+        fs_write_attr (ctx->w, &attr);
+        return 0;
 }
 
 /* A share node from the request (never the workspace root). */
@@ -242,7 +263,6 @@ op_getattr (FsCtx *ctx)
 {
         g_autofd int fd = -1;
         FsNode *node = NULL;
-        struct stat st;
         FsAttr attr;
         int r;
 
@@ -257,11 +277,7 @@ op_getattr (FsCtx *ctx)
         r = open_node (node, O_PATH, &fd);
         if (r < 0)
                 return r;
-        if (fstat (fd, &st) < 0)
-                return -errno;
-        fs_stat_to_attr (&st, &attr);
-        fs_write_attr (ctx->w, &attr);
-        return 0;
+        return reply_attr (ctx, fd);
 }
 
 static int
@@ -278,10 +294,7 @@ op_readlink (FsCtx *ctx)
         node = share_node (ctx, ctx->q->node, &r);
         if (!node)
                 return r;
-        r = fs_node_path (node, path, sizeof path);
-        if (r < 0)
-                return r;
-        r = fs_resolve_open (node->share->root_fd, node->share->dev, path, O_PATH, 0, &fd);
+        r = fs_node_open (node, path, sizeof path, O_PATH, &fd);
         if (r < 0)
                 return r;
         n = readlinkat (fd, "", target, sizeof target);
@@ -755,7 +768,6 @@ op_setattr (FsCtx *ctx)
         g_autofd int fd = -1;
         struct stat st;
         FsNode *node = NULL;
-        FsAttr attr;
         int r;
 
         ctx->audit_op = "setattr";
@@ -764,13 +776,10 @@ op_setattr (FsCtx *ctx)
         node = share_node (ctx, ctx->q->node, &r);
         if (!node)
                 return r;
-        r = fs_node_path (node, path, sizeof path);
+        r = fs_node_open (node, path, sizeof path, O_PATH, &fd);
         if (r < 0)
                 return r;
         ctx->path = g_strdup (path);
-        r = fs_resolve_open (node->share->root_fd, node->share->dev, path, O_PATH, 0, &fd);
-        if (r < 0)
-                return r;
         if (fstat (fd, &st) < 0)
                 return -errno;
 
@@ -791,11 +800,7 @@ op_setattr (FsCtx *ctx)
         r = setattr_apply (ctx, node, fd, &st);
         if (r < 0)
                 return r;
-        if (fstat (fd, &st) < 0)
-                return -errno;
-        fs_stat_to_attr (&st, &attr);
-        fs_write_attr (ctx->w, &attr);
-        return 0;
+        return reply_attr (ctx, fd);
 }
 
 /* Files --------------------------------------------------------------------------------------- */
@@ -846,10 +851,7 @@ open_existing (FsCtx *ctx, FsNode *node, uint32_t wire_flags, FsHandle **ret)
         FsHandle *h;
         int r, err = 0;
 
-        r = fs_node_path (node, path, sizeof path);
-        if (r < 0)
-                return r;
-        r = fs_resolve_open (node->share->root_fd, node->share->dev, path, O_PATH, 0, &pfd);
+        r = fs_node_open (node, path, sizeof path, O_PATH, &pfd);
         if (r < 0)
                 return r;
         if (fstat (pfd, &st) < 0)

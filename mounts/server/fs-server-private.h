@@ -107,5 +107,7 @@ char *fs_created_key_at (int dirfd, const char *name);
 bool fs_share_is_created (FsShare *share, int fd);
 
 /* fs-ops.c */
+/* The node's path (into path) and an fd of it, opened with flags beneath the share root. */
+int fs_node_open (FsNode *node, char *path, size_t size, int flags, int *ret_fd);
 int fs_ops_dispatch (FsCtx *ctx);
 void fs_stat_to_attr (const struct stat *st, FsAttr *ret);

@@ -259,6 +259,85 @@ fs_server_list_shares (FsServer *s)
         return list;
 }
 
+cJSON *
+fs_server_shares_to_json (FsServer *s)
+{
+        g_autoptr (GPtrArray) shares = fs_server_list_shares (s);
+        cJSON *root = cJSON_CreateObject ();
+        cJSON *list = cJSON_AddArrayToObject (root, "shares");
+
+        for (guint i = 0; i < shares->len; i++) {
+                const FsShareInfo *info = shares->pdata[i];
+                cJSON *o = cJSON_CreateObject ();
+
+                cJSON_AddStringToObject (o, "name", info->name);
+                cJSON_AddStringToObject (o, "path", info->path);
+                cJSON_AddStringToObject (o, "mode", fs_mode_to_string (info->mode));
+                if (info->protect[0]) {
+                        cJSON *array = cJSON_AddArrayToObject (o, "protect");
+                        for (guint k = 0; info->protect[k]; k++)
+                                cJSON_AddItemToArray (array, cJSON_CreateString (info->protect[k]));
+                }
+                cJSON_AddItemToArray (list, o);
+        }
+        return root;
+}
+
+/* A share's own protected patterns: at most 64 strings. */
+static gboolean
+read_protect (const cJSON *obj, GStrv *ret)
+{
+        const cJSON *array = NULL, *item;
+        g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+        int r = proto_json_get_array (obj, "protect", 64, &array);
+
+        if (r == -EINVAL)
+                return FALSE;
+        if (r == 0) {
+                cJSON_ArrayForEach (item, array) {
+                        if (!cJSON_IsString (item) || strlen (item->valuestring) > 256)
+                                return FALSE;
+                        g_strv_builder_add (b, item->valuestring);
+                }
+        }
+        *ret = g_strv_builder_end (b);
+        return TRUE;
+}
+
+gboolean
+fs_server_load_shares_json (FsServer *s, const char *text, size_t len, GError **error)
+{
+        cJSON *root = NULL;
+        const cJSON *list = NULL, *item;
+
+        if (proto_json_parse ((const uint8_t *) text, len, &root) < 0 ||
+            proto_json_get_array (root, "shares", 1024, &list) < 0) {
+                cJSON_Delete (root);
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                     _ ("not a valid shared-folder list"));
+                return FALSE;
+        }
+        cJSON_ArrayForEach (item, list) {
+                const char *name = NULL, *path = NULL, *mode_text = NULL;
+                g_auto (GStrv) protect = NULL;
+                g_autoptr (GError) local = NULL;
+                FsMode mode;
+
+                if (!cJSON_IsObject (item) || proto_json_get_string (item, "name", 64, &name) < 0 ||
+                    proto_json_get_string (item, "path", 4096, &path) < 0 ||
+                    proto_json_get_string (item, "mode", 16, &mode_text) < 0 ||
+                    !fs_mode_parse (mode_text, &mode) || !read_protect (item, &protect)) {
+                        g_warning ("Skipping a malformed shared-folder entry");
+                        continue;
+                }
+                if (!fs_server_add_share (s, name, path, mode, (const char *const *) protect,
+                                          &local))
+                        g_message ("Not sharing %s: %s", path, local->message);
+        }
+        cJSON_Delete (root);
+        return TRUE;
+}
+
 /* Created-in-this-session marks ------------------------------------------------------------- */
 
 static char *

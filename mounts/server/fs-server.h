@@ -14,6 +14,7 @@
 #include "fs-audit.h"
 #include "fs-policy.h"
 #include "fs.h"
+#include "proto.h"
 
 typedef struct _FsServer FsServer;
 
@@ -58,6 +59,13 @@ typedef struct {
 void fs_share_info_free (FsShareInfo *info);
 /* (transfer full) (element-type FsShareInfo), in name order */
 GPtrArray *fs_server_list_shares (FsServer *s);
+
+/* The share list as shares.json and the control socket carry it:
+ * {"shares": [{"name": ..., "path": ..., "mode": "ro", "protect": [...]}, ...]}. (transfer full) */
+cJSON *fs_server_shares_to_json (FsServer *s);
+/* Adds the shares of such a list. Entries that cannot be shared (a folder that is gone, a bad
+ * name) are skipped with a warning; FALSE only when the text is not such a list. */
+gboolean fs_server_load_shares_json (FsServer *s, const char *text, size_t len, GError **error);
 
 /* A new connection: forget every node and close every handle of the previous one. */
 void fs_server_reset (FsServer *s);

@@ -1,0 +1,181 @@
+/* test-shares.c — the app's side of shared folders (mounts/corral-shares): changing a VM's share
+ * list with its file server running (through the control socket) and stopped (shares.json).
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "corral-shares.h"
+
+typedef struct {
+        char *vm_dir;
+        char *folder;
+} Fixture;
+
+static void
+setup (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+
+        f->vm_dir = g_dir_make_tmp ("corral-shares-XXXXXX", &error);
+        g_assert_no_error (error);
+        f->folder = g_build_filename (f->vm_dir, "My Notes", NULL);
+        g_assert_cmpint (g_mkdir (f->folder, 0755), ==, 0);
+}
+
+static void
+teardown (Fixture *f, gconstpointer data)
+{
+        g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", f->vm_dir);
+
+        g_assert_cmpint (system (cmd), ==, 0);
+        g_free (f->vm_dir);
+        g_free (f->folder);
+}
+
+static const CorralShare *
+find (GPtrArray *list, const char *name)
+{
+        for (guint i = 0; list && i < list->len; i++) {
+                const CorralShare *s = list->pdata[i];
+                if (g_str_equal (s->name, name))
+                        return s;
+        }
+        return NULL;
+}
+
+static const CorralShare *
+get (GPtrArray *list, const char *name)
+{
+        const CorralShare *s = find (list, name);
+
+        if (!s)
+                g_error ("no share %s in the list", name);
+        return s;
+}
+
+/* The common checks, whichever way the changes travel. */
+static void
+exercise (Fixture *f)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) list = NULL;
+        g_autofree char *name = NULL;
+        const char *protect[] = { "deploy/", NULL };
+        const CorralShare *s;
+
+        g_assert_true (corral_shares_add (f->vm_dir, f->folder, FS_MODE_RW_NODELETE, NULL, protect,
+                                          &name, &error));
+        g_assert_no_error (error);
+        g_assert_cmpstr (name, ==, "My Notes");
+        list = corral_shares_list (f->vm_dir, &error);
+        g_assert_no_error (error);
+        s = get (list, "My Notes");
+        g_assert_cmpint (s->mode, ==, FS_MODE_RW_NODELETE);
+        g_assert_cmpstr (s->path, ==, f->folder);
+        g_assert_cmpstr (s->protect[0], ==, "deploy/");
+        g_clear_pointer (&list, g_ptr_array_unref);
+
+        /* The same name twice, a missing folder, a bad name: clear errors, nothing changes. */
+        g_assert_false (
+                corral_shares_add (f->vm_dir, f->folder, FS_MODE_RO, NULL, NULL, NULL, &error));
+        g_assert_nonnull (strstr (error->message, "already exists"));
+        g_clear_error (&error);
+        g_assert_false (corral_shares_add (f->vm_dir, "/nonexistent/folder", FS_MODE_RO, NULL, NULL,
+                                           NULL, &error));
+        g_assert_nonnull (strstr (error->message, "not a folder"));
+        g_clear_error (&error);
+        g_assert_false (corral_shares_add (f->vm_dir, f->folder, FS_MODE_RO, ".hidden", NULL, NULL,
+                                           &error));
+        g_clear_error (&error);
+
+        g_assert_true (corral_shares_set_mode (f->vm_dir, "My Notes", FS_MODE_RO, &error));
+        list = corral_shares_list (f->vm_dir, &error);
+        s = get (list, "My Notes");
+        g_assert_cmpint (s->mode, ==, FS_MODE_RO);
+        g_clear_pointer (&list, g_ptr_array_unref);
+        g_assert_false (corral_shares_set_mode (f->vm_dir, "nope", FS_MODE_RO, &error));
+        g_assert_nonnull (strstr (error->message, "no shared folder named"));
+        g_clear_error (&error);
+
+        g_assert_true (corral_shares_remove (f->vm_dir, "My Notes", &error));
+        list = corral_shares_list (f->vm_dir, &error);
+        g_assert_null (find (list, "My Notes"));
+}
+
+static void
+test_offline (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *config = g_build_filename (f->vm_dir, "shares.json", NULL);
+        g_autofree char *text = NULL;
+
+        /* No VM port: the server cannot start, and says why. */
+        g_assert_false (corral_shares_ensure_server (f->vm_dir, &error));
+        g_assert_nonnull (strstr (error->message, "not running"));
+        g_clear_error (&error);
+
+        exercise (f);
+        g_assert_true (g_file_get_contents (config, &text, NULL, NULL));
+        g_assert_nonnull (strstr (text, "\"shares\""));
+
+        /* A share whose folder went away is dropped when the list is read again. */
+        g_assert_true (
+                corral_shares_add (f->vm_dir, f->folder, FS_MODE_RW, "n", NULL, NULL, &error));
+        g_assert_cmpint (g_rmdir (f->folder), ==, 0);
+        {
+                g_autoptr (GPtrArray) list = corral_shares_list (f->vm_dir, &error);
+                g_assert_no_error (error);
+                g_assert_cmpuint (list->len, ==, 0);
+        }
+        /* A malformed shares.json is an error, not an empty list. */
+        g_assert_true (g_file_set_contents (config, "{\"shares\": 7}", -1, NULL));
+        g_assert_null (corral_shares_list (f->vm_dir, &error));
+        g_assert_nonnull (error);
+}
+
+static void
+test_online (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *control = g_build_filename (f->vm_dir, "fsd.sock", NULL);
+        g_autofree char *config = g_build_filename (f->vm_dir, "shares.json", NULL);
+        g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+        g_autoptr (GSubprocess) fsd = NULL;
+        g_autofree char *text = NULL;
+        int sv[2];
+
+        g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        g_subprocess_launcher_take_fd (l, sv[1], 3);
+        fsd = g_subprocess_launcher_spawn (l, &error, g_getenv ("CORRAL_FSD_PATH"), "--fd", "3",
+                                           "--control", control, "--config", config, NULL);
+        g_assert_no_error (error);
+        for (int i = 0; i < 500 && !g_file_test (control, G_FILE_TEST_EXISTS); i++)
+                g_usleep (10000);
+        /* A running server is found through its control socket. */
+        g_assert_true (corral_shares_ensure_server (f->vm_dir, &error));
+        g_assert_no_error (error);
+
+        exercise (f);
+        /* The server keeps shares.json itself. */
+        g_assert_true (
+                corral_shares_add (f->vm_dir, f->folder, FS_MODE_RW, "kept", NULL, NULL, &error));
+        g_assert_true (g_file_get_contents (config, &text, NULL, NULL));
+        g_assert_nonnull (strstr (text, "\"kept\""));
+
+        close (sv[0]); /* the VM's port closes: the server leaves */
+        g_subprocess_wait_check (fsd, NULL, &error);
+        g_assert_no_error (error);
+}
+
+int
+main (int argc, char **argv)
+{
+        g_test_init (&argc, &argv, NULL);
+        g_test_add ("/shares/offline", Fixture, NULL, setup, test_offline, teardown);
+        g_test_add ("/shares/online", Fixture, NULL, setup, test_online, teardown);
+        return g_test_run ();
+}
