@@ -24,7 +24,8 @@
 /* Limits (the server enforces them; the client never asks for more). */
 #define FS_MAX_NAME 255 /* one path component, bytes */
 #define FS_MAX_SYMLINK 4095 /* a symlink target, bytes */
-#define FS_MAX_IO (512u * 1024u) /* READ size / WRITE data per request */
+/* READ size / WRITE data per request: as much as fits in one frame with its headers, in pages. */
+#define FS_MAX_IO (1024u * 1024u - 4096u)
 #define FS_MAX_DIR_REPLY (256u * 1024u) /* READDIR(PLUS) reply payload */
 #define FS_MAX_FORGETS 1024 /* entries in one BATCH_FORGET */
 

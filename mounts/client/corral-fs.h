@@ -75,6 +75,7 @@ typedef struct {
         gid_t gid;
         bool have_uid, have_gid;
         double timeout;
+        bool readahead_tuned; /* after the kernel applied our INIT reply */
         const char *mountpoint;
 
         /* FUSE */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -172,6 +173,38 @@ default_owner (Fs *fs)
         return 0;
 }
 
+/* Large sequential reads: let the kernel read ahead up to a full request (its default for FUSE
+ * is 128 KiB), so a file streams in fewer, larger requests. Best effort: needs root and sysfs. */
+static void
+tune_readahead (Fs *fs)
+{
+        char real[PATH_MAX], line[4096], path[128];
+        FILE *f;
+
+        if (!realpath (fs->mountpoint, real) || !(f = fopen ("/proc/self/mountinfo", "re")))
+                return;
+        while (fgets (line, sizeof line, f)) {
+                unsigned id, parent, major, minor;
+                char root[PATH_MAX], point[PATH_MAX];
+                int fd;
+
+                if (sscanf (line, "%u %u %u:%u %4095s %4095s", &id, &parent, &major, &minor, root,
+                            point) != 6 ||
+                    strcmp (point, real) != 0)
+                        continue;
+                snprintf (path, sizeof path, "/sys/class/bdi/%u:%u/read_ahead_kb", major, minor);
+                fd = open (path, O_WRONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        char kb[32];
+                        int n = snprintf (kb, sizeof kb, "%u\n", FS_MAX_IO / 1024);
+                        if (write (fd, kb, (size_t) n) != n)
+                                fs_log ("cannot raise the read-ahead of %s", path);
+                        close (fd);
+                }
+        }
+        fclose (f);
+}
+
 static int
 mount_fuse (Fs *fs)
 {
@@ -219,6 +252,12 @@ read_fuse (Fs *fs)
                         return;
                 }
                 fuse_session_process_buf (fs->se, &fs->fbuf);
+                /* The first request is INIT; the kernel sets the read-ahead from our reply, so
+                 * it is raised only now. */
+                if (!fs->readahead_tuned) {
+                        fs->readahead_tuned = true;
+                        tune_readahead (fs);
+                }
                 if (fuse_session_exited (fs->se))
                         fs->quit = true;
         }
