@@ -13,6 +13,8 @@
 #include "corralctl-image.h"
 #include "corralctl-gc.h"
 #include "corralctl-share.h"
+#include "corralctl-net.h"
+#include "corralctl-secret.h"
 #include "corralctl-vm.h"
 
 #include <errno.h>
@@ -523,6 +525,8 @@ usage (FILE *out)
         fprintf (out, "  %-8s %s\n", "image", _ ("Build, verify and list guest images"));
         fprintf (out, "  %-8s %s\n", "share",
                  _ ("Share folders with a VM: can read, can edit, can edit but not delete"));
+        fprintf (out, "  %-8s %s\n", "net", _ ("Show and change a VM's network policy"));
+        fprintf (out, "  %-8s %s\n", "secret", _ ("Store, list and remove keychain secrets"));
         fprintf (out,
                  _ ("\n--local runs corral-agent on this machine as you: there is NO sandbox.\n"
                     "Use “corralctl COMMAND --help” for the options of a command,\n"
@@ -594,6 +598,10 @@ main (int argc, char **argv)
                 return corralctl_gc_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "share"))
                 return corralctl_share_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "net"))
+                return corralctl_net_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "secret"))
+                return corralctl_secret_main (argc - 1, argv + 1);
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
                 if (g_str_equal (argv[1], commands[i].name))
                         return run_command ((int) i, argc - 1, argv + 1);

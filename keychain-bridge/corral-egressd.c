@@ -1,0 +1,209 @@
+/* corral-egressd — the host egress proxy as a process: serves one session's policy on a unix
+ * socket or a loopback TCP port.
+ *
+ *   corral-egressd --policy FILE (--unix PATH | --tcp 127.0.0.1:PORT) [--audit FILE]
+ *                  [--stream-fd N] [--secret NAME…] [--placeholders-out FILE]
+ *                  [--session-ca-out FILE] [--upstream-ca FILE]
+ *
+ * --stream-fd serves a guest's channel stream (NET-PROTOCOL.md) besides the listener.
+ * --secret binds keychain secrets for this session: their placeholders are written as
+ * NAME=placeholder lines to --placeholders-out (0600), the session CA the guest must trust to
+ * --session-ca-out. A locked or missing keychain stops the daemon before it serves anything.
+ *
+ * The policy file is reloaded when it changes and on SIGHUP; changes apply at once, also to
+ * open connections. A policy file that cannot be read or parsed makes the proxy refuse
+ * everything (preset "none") until it is fixed: fail closed.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "egress-proxy.h"
+
+#include <gio/gunixsocketaddress.h>
+#include <glib-unix.h>
+#include <glib/gi18n.h>
+#include <locale.h>
+#include <stdio.h>
+
+static char *opt_policy;
+static char *opt_unix;
+static char *opt_tcp;
+static char *opt_audit;
+static int opt_stream_fd = -1;
+static char **opt_secrets;
+static char *opt_placeholders_out;
+static char *opt_ca_out;
+static char *opt_upstream_ca;
+
+static const GOptionEntry entries[] = {
+        { "policy", 0, 0, G_OPTION_ARG_FILENAME, &opt_policy, N_ ("Policy file (JSON)"),
+          N_ ("FILE") },
+        { "unix", 0, 0, G_OPTION_ARG_FILENAME, &opt_unix, N_ ("Listen on this unix socket"),
+          N_ ("PATH") },
+        { "tcp", 0, 0, G_OPTION_ARG_STRING, &opt_tcp, N_ ("Listen on this loopback address"),
+          N_ ("ADDR:PORT") },
+        { "audit", 0, 0, G_OPTION_ARG_FILENAME, &opt_audit, N_ ("Append audit records here"),
+          N_ ("FILE") },
+        { "stream-fd", 0, 0, G_OPTION_ARG_INT, &opt_stream_fd,
+          N_ ("Serve the guest channel stream on this fd"), N_ ("FD") },
+        { "secret", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_secrets,
+          N_ ("Bind this keychain secret for the session"), N_ ("NAME") },
+        { "placeholders-out", 0, 0, G_OPTION_ARG_FILENAME, &opt_placeholders_out,
+          N_ ("Write NAME=placeholder lines here"), N_ ("FILE") },
+        { "session-ca-out", 0, 0, G_OPTION_ARG_FILENAME, &opt_ca_out,
+          N_ ("Write the session CA (PEM) here"), N_ ("FILE") },
+        { "upstream-ca", 0, 0, G_OPTION_ARG_FILENAME, &opt_upstream_ca,
+          N_ ("Also trust these CA certificates upstream"), N_ ("FILE") },
+        { NULL }
+};
+
+/* Keychain secrets -> bindings; their placeholders and the session CA for the guest. */
+static gboolean
+setup_credentials (CorralEgressProxy *proxy, GError **error)
+{
+        g_autoptr (CorralEgressCredentials) creds = corral_egress_credentials_new ();
+        g_autofree char *pem = NULL, *lines = NULL;
+        g_auto (GStrv) env = NULL;
+
+        if (opt_upstream_ca &&
+            !corral_egress_proxy_set_upstream_ca_file (proxy, opt_upstream_ca, error))
+                return FALSE;
+        if (!opt_secrets)
+                return TRUE;
+        if (!corral_egress_credentials_add_from_keychain (creds, (const char *const *) opt_secrets,
+                                                          NULL, error) ||
+            !corral_egress_proxy_set_credentials (proxy, creds, error))
+                return FALSE;
+        env = corral_egress_credentials_dup_environ (creds);
+        lines = g_strjoinv ("\n", env);
+        if (opt_placeholders_out &&
+            !g_file_set_contents_full (opt_placeholders_out, lines, -1,
+                                       G_FILE_SET_CONTENTS_CONSISTENT, 0600, error))
+                return FALSE;
+        if (opt_ca_out && (!(pem = corral_egress_proxy_dup_ca_pem (proxy, error)) ||
+                           !g_file_set_contents_full (opt_ca_out, pem, -1,
+                                                      G_FILE_SET_CONTENTS_CONSISTENT, 0644, error)))
+                return FALSE;
+        return TRUE;
+}
+
+static void
+reload (CorralEgressProxy *proxy)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralEgressPolicy) policy = corral_egress_policy_load_file (opt_policy, &error);
+
+        if (!policy) {
+                g_printerr ("corral-egressd: %s; refusing all traffic until it is fixed\n",
+                            error->message);
+                policy = corral_egress_policy_new (CORRAL_EGRESS_PRESET_NONE);
+        }
+        corral_egress_proxy_set_policy (proxy, policy);
+}
+
+static void
+on_changed (GFileMonitor *monitor,
+            GFile *file,
+            GFile *other,
+            GFileMonitorEvent event,
+            gpointer user_data)
+{
+        if (event == G_FILE_MONITOR_EVENT_CHANGES_DONE_HINT ||
+            event == G_FILE_MONITOR_EVENT_CREATED || event == G_FILE_MONITOR_EVENT_RENAMED ||
+            event == G_FILE_MONITOR_EVENT_MOVED_IN || event == G_FILE_MONITOR_EVENT_DELETED)
+                reload (user_data);
+}
+
+static gboolean
+on_hup (gpointer user_data)
+{
+        reload (user_data);
+        return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_term (gpointer user_data)
+{
+        g_main_loop_quit (user_data);
+        return G_SOURCE_CONTINUE;
+}
+
+static GSocketAddress *
+listen_address (GError **error)
+{
+        g_autoptr (GSocketConnectable) c = NULL;
+        g_autoptr (GSocketAddressEnumerator) e = NULL;
+        g_autoptr (GSocketAddress) sa = NULL;
+
+        if (opt_unix)
+                return g_unix_socket_address_new (opt_unix);
+        c = g_network_address_parse (opt_tcp, 0, error);
+        if (!c)
+                return NULL;
+        e = g_socket_connectable_enumerate (c);
+        sa = g_socket_address_enumerator_next (e, NULL, error);
+        if (!sa)
+                return NULL;
+        /* The proxy's own port is for the session only: never reachable from the network. */
+        if (!G_IS_INET_SOCKET_ADDRESS (sa) ||
+            !g_inet_address_get_is_loopback (
+                    g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (sa)))) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                             _ ("--tcp must be a loopback address, got “%s”"), opt_tcp);
+                return NULL;
+        }
+        return g_steal_pointer (&sa);
+}
+
+int
+main (int argc, char **argv)
+{
+        g_autoptr (GOptionContext) context = g_option_context_new (NULL);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralEgressPolicy) none = corral_egress_policy_new (CORRAL_EGRESS_PRESET_NONE);
+        g_autoptr (CorralEgressProxy) proxy = corral_egress_proxy_new (none);
+        g_autoptr (GSocketAddress) addr = NULL, bound = NULL;
+        g_autoptr (GFile) file = NULL;
+        g_autoptr (GFileMonitor) monitor = NULL;
+        g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+
+        setlocale (LC_ALL, "");
+        g_option_context_add_main_entries (context, entries, NULL);
+        if (!g_option_context_parse (context, &argc, &argv, &error) || !opt_policy ||
+            !!opt_unix == !!opt_tcp) {
+                g_printerr ("corral-egressd: %s\n",
+                            error ? error->message
+                                  : _ ("need --policy FILE and one of --unix or --tcp"));
+                return 2;
+        }
+        reload (proxy);
+        if (!setup_credentials (proxy, &error)) {
+                g_printerr ("corral-egressd: %s\n", error->message);
+                return 1;
+        }
+        if (opt_stream_fd >= 0 &&
+            !corral_egress_proxy_serve_stream (proxy, opt_stream_fd, &error)) {
+                g_printerr ("corral-egressd: %s\n", error->message);
+                return 1;
+        }
+        file = g_file_new_for_path (opt_policy);
+        monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, &error);
+        if (!monitor || !(addr = listen_address (&error)) ||
+            (opt_audit && !corral_egress_proxy_set_audit_path (proxy, opt_audit, &error)) ||
+            !corral_egress_proxy_listen (proxy, addr, &bound, &error)) {
+                g_printerr ("corral-egressd: %s\n", error->message);
+                return 1;
+        }
+        g_signal_connect (monitor, "changed", G_CALLBACK (on_changed), proxy);
+        g_unix_signal_add (SIGHUP, on_hup, proxy);
+        g_unix_signal_add (SIGTERM, on_term, loop);
+        g_unix_signal_add (SIGINT, on_term, loop);
+        if (G_IS_INET_SOCKET_ADDRESS (bound))
+                g_print ("listening on port %u\n",
+                         g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
+        else
+                g_print ("listening\n");
+        fflush (stdout);
+        g_main_loop_run (loop);
+        corral_egress_proxy_shutdown (proxy);
+        return 0;
+}

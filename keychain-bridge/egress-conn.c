@@ -1,0 +1,657 @@
+/* egress-conn.c — one client connection of the egress proxy, on its own thread.
+ *
+ * read head -> parse -> policy -> resolve once -> check every address -> (CONNECT: 200, read
+ * the ClientHello, SNI == host) -> connect to a checked address -> relay. Every exit path leaves
+ * conn->allowed/rule/reason/status set for the audit record.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "egress-hello.h"
+#include "egress-proxy-private.h"
+
+#include <glib/gi18n.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+
+#define MAX_CHUNK_LINE 1024
+
+void
+_egress_conn_free (EgressConn *conn)
+{
+        if (conn->upstream)
+                g_io_stream_close (G_IO_STREAM (conn->upstream), NULL, NULL);
+        g_io_stream_close (conn->client, NULL, NULL);
+        g_clear_object (&conn->upstream);
+        g_clear_object (&conn->client);
+        g_clear_object (&conn->cancellable);
+        g_clear_object (&conn->address);
+        g_free (conn->method);
+        g_free (conn->host);
+        g_free (conn->rule);
+        g_free (conn->reason);
+        g_free (conn->credential);
+        g_clear_pointer (&conn->creds, corral_egress_credentials_unref);
+        g_free (conn->buf);
+        g_free (conn);
+}
+
+/* Client I/O ---------------------------------------------------------------------------------- */
+
+/* Bytes the head reader read past the head come first. */
+gssize
+_egress_client_read (EgressConn *conn, void *buf, gsize size, GError **error)
+{
+        gssize n;
+
+        if (conn->buf_len > 0) {
+                n = (gssize) MIN (size, conn->buf_len);
+                memcpy (buf, conn->buf + conn->buf_start, (gsize) n);
+                conn->buf_start += (gsize) n;
+                conn->buf_len -= (gsize) n;
+                return n;
+        }
+        n = g_input_stream_read (g_io_stream_get_input_stream (conn->client), buf, size,
+                                 conn->cancellable, error);
+        if (n > 0)
+                _egress_touch (conn);
+        return n;
+}
+
+gboolean
+_egress_write_all (GIOStream *stream, const void *data, gsize len, EgressConn *conn, GError **error)
+{
+        gboolean ok = g_output_stream_write_all (g_io_stream_get_output_stream (stream), data, len,
+                                                 NULL, conn->cancellable, error);
+
+        if (ok)
+                _egress_touch (conn);
+        return ok;
+}
+
+static void
+set_reason (EgressConn *conn, const char *reason)
+{
+        g_mutex_lock (&conn->proxy->lock);
+        if (!conn->reason)
+                conn->reason = g_strdup (reason);
+        g_mutex_unlock (&conn->proxy->lock);
+}
+
+/* Refusals ------------------------------------------------------------------------------------ */
+
+static char *
+explain (EgressConn *conn, const char *rule, const char *detail)
+{
+        const char *host = conn->host ? conn->host : _ ("this request");
+
+        if (g_str_has_prefix (rule, "deny:"))
+                return g_strdup_printf (_ ("blocked by sandbox: %s matches the denied host rule "
+                                           "“%s”; ask the user to change it in Settings → Network"),
+                                        host, rule + 5);
+        if (g_str_equal (rule, "preset:none"))
+                return g_strdup_printf (_ ("blocked by sandbox: internet access is off for this "
+                                           "session; ask the user to allow %s in Settings → "
+                                           "Network"),
+                                        host);
+        if (g_str_equal (rule, "default-deny"))
+                return g_strdup_printf (
+                        _ ("blocked by sandbox: %s is not in the allowed hosts; ask "
+                           "the user to allow it in Settings → Network"),
+                        host);
+        if (g_str_equal (rule, "private-address"))
+                return g_strdup_printf (_ ("blocked by sandbox: %s resolves to a non-public "
+                                           "address (%s); only a rule naming that exact address "
+                                           "and port can allow it, in Settings → Network"),
+                                        host, detail);
+        if (g_str_equal (rule, "unknown-placeholder"))
+                return g_strdup_printf (_ ("blocked by sandbox: the credential token sent to %s is "
+                                           "not one of this session's (tokens end with their "
+                                           "session); use the token from the environment as it "
+                                           "is now"),
+                                        host);
+        if (g_str_equal (rule, "credential-misplaced"))
+                return g_strdup_printf (_ ("blocked by sandbox: a credential token may only be "
+                                           "sent as %s"),
+                                        detail);
+        if (g_str_equal (rule, "credential-not-for-host"))
+                return g_strdup_printf (_ ("blocked by sandbox: the credential %s is not allowed "
+                                           "for %s; ask the user to bind it to this host in "
+                                           "Settings → Credentials"),
+                                        detail, host);
+        if (g_str_equal (rule, "credential-needs-tls"))
+                return g_strdup_printf (_ ("blocked by sandbox: credentials are only sent over "
+                                           "HTTPS; use https:// for %s"),
+                                        host);
+        if (g_str_equal (rule, "upstream-certificate"))
+                return g_strdup_printf (_ ("blocked by sandbox: the certificate of %s could not "
+                                           "be verified (%s)"),
+                                        host, detail);
+        if (g_str_equal (rule, "bad-request"))
+                return g_strdup_printf (_ ("blocked by sandbox: the proxy request was refused "
+                                           "(%s); send a well-formed HTTP/1.1 proxy request"),
+                                        detail);
+        return g_strdup_printf (_ ("blocked by sandbox: %s could not be reached (%s)"), host,
+                                detail);
+}
+
+static const char *
+status_text (guint status)
+{
+        switch (status) {
+        case 400:
+                return "Bad Request";
+        case 403:
+                return "Forbidden";
+        case 431:
+                return "Request Header Fields Too Large";
+        default:
+                return "Bad Gateway";
+        }
+}
+
+/* Records a refusal and returns the response that explains it. rule must be header-safe. */
+GString *
+_egress_refusal (EgressConn *conn, guint status, const char *rule, const char *detail)
+{
+        g_autofree char *msg = explain (conn, rule, detail);
+        g_autofree char *body = g_strconcat (msg, "\r\n", NULL);
+        GString *resp = g_string_new (NULL);
+
+        g_string_append_printf (resp,
+                                "HTTP/1.1 %u %s\r\nX-Corral-Blocked: %s\r\n"
+                                "Content-Type: text/plain; charset=utf-8\r\n"
+                                "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                                status, status_text (status), rule, strlen (body), body);
+        g_mutex_lock (&conn->proxy->lock);
+        conn->allowed = FALSE;
+        g_free (conn->rule);
+        conn->rule = g_strdup (rule);
+        if (!conn->reason && detail)
+                conn->reason = g_strdup (detail);
+        conn->status = status;
+        g_mutex_unlock (&conn->proxy->lock);
+        return resp;
+}
+
+/* Sends the refusal (best effort) and records it. */
+static void
+refuse (EgressConn *conn, guint status, const char *rule, const char *detail)
+{
+        g_autoptr (GString) resp = _egress_refusal (conn, status, rule, detail);
+
+        if (!conn->replied)
+                _egress_write_all (conn->client, resp->str, resp->len, conn, NULL);
+}
+
+/* Head ---------------------------------------------------------------------------------------- */
+
+/* Reads until a complete head; the rest of what was read stays in conn->buf. */
+static CorralHttpRequest *
+read_head (EgressConn *conn, const CorralEgressLimits *limits, GError **error)
+{
+        gsize len = 0;
+        gssize head = 0;
+
+        while (head == 0) {
+                gssize n = g_input_stream_read (g_io_stream_get_input_stream (conn->client),
+                                                conn->buf + len, EGRESS_BUF - len,
+                                                conn->cancellable, error);
+                if (n < 0)
+                        return NULL;
+                if (n == 0) {
+                        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
+                                             "closed before a complete request head");
+                        return NULL;
+                }
+                len += (gsize) n;
+                head = corral_http_head_length ((const char *) conn->buf, len, limits->max_head);
+        }
+        if (head < 0) {
+                g_set_error_literal (error, CORRAL_EGRESS_ERROR, CORRAL_EGRESS_ERROR_TOO_LARGE,
+                                     "request head too large");
+                return NULL;
+        }
+        conn->buf_start = (gsize) head;
+        conn->buf_len = len - (gsize) head;
+        return corral_http_request_parse ((const char *) conn->buf, (gsize) head,
+                                          limits->max_headers, error);
+}
+
+/* Resolution ---------------------------------------------------------------------------------- */
+
+/* Resolves once and checks every address; returns the list to connect to, in order. A name
+ * that resolves to any non-public address not allowed by an exact rule is refused as a whole:
+ * a rebinding answer mixing public and private addresses gets nothing. */
+static GList *
+resolve_checked (EgressConn *conn, CorralEgressPolicy *policy, GResolver *resolver)
+{
+        g_autoptr (GError) error = NULL;
+        GList *addrs;
+
+        if (conn->kind == CORRAL_HOST_NAME)
+                addrs = g_resolver_lookup_by_name (resolver, conn->host, conn->cancellable, &error);
+        else
+                addrs = g_list_prepend (NULL, g_inet_address_new_from_string (conn->host));
+        if (!addrs) {
+                refuse (conn, 502, "resolve-failed", error ? error->message : "no address");
+                return NULL;
+        }
+        for (GList *l = addrs; l; l = l->next) {
+                const char *why = corral_egress_addr_classify (l->data);
+
+                if (why && !corral_egress_policy_allows_address (policy, l->data, conn->port)) {
+                        g_autofree char *a = g_inet_address_to_string (l->data);
+                        g_autofree char *detail = g_strdup_printf ("%s, %s", a, why);
+
+                        refuse (conn, 403, "private-address", detail);
+                        g_resolver_free_addresses (addrs);
+                        return NULL;
+                }
+        }
+        return addrs;
+}
+
+/* Connects to the checked addresses only (never to a name: no second resolution). */
+static gboolean
+connect_upstream (EgressConn *conn, GList *addrs, guint timeout_s)
+{
+        g_autoptr (GSocketClient) client = g_socket_client_new ();
+        g_autoptr (GError) error = NULL;
+
+        g_socket_client_set_enable_proxy (client, FALSE);
+        g_socket_client_set_timeout (client, timeout_s);
+        for (GList *l = addrs; l; l = l->next) {
+                g_autoptr (GSocketAddress) sa = g_inet_socket_address_new (l->data, conn->port);
+
+                g_clear_error (&error);
+                conn->upstream = g_socket_client_connect (client, G_SOCKET_CONNECTABLE (sa),
+                                                          conn->cancellable, &error);
+                if (conn->upstream) {
+                        g_mutex_lock (&conn->proxy->lock);
+                        conn->address = g_object_ref (l->data);
+                        g_mutex_unlock (&conn->proxy->lock);
+                        GSocket *sock = g_socket_connection_get_socket (conn->upstream);
+
+                        /* GSocketClient's timeout stays on the socket as an I/O timeout: a
+                         * server that thinks for longer than it would be cut off. Idle time is
+                         * the watchdog's business. */
+                        g_socket_set_timeout (sock, 0);
+                        g_socket_set_option (sock, IPPROTO_TCP, TCP_NODELAY, 1, NULL);
+                        return TRUE;
+                }
+        }
+        refuse (conn, 502, "connect-failed", error->message);
+        return FALSE;
+}
+
+/* Request bodies ------------------------------------------------------------------------------ */
+
+typedef enum {
+        CH_SIZE,
+        CH_EXT,
+        CH_SIZE_LF,
+        CH_DATA,
+        CH_DATA_CR,
+        CH_DATA_LF,
+        CH_TRAILER_START,
+        CH_TRAILER,
+        CH_TRAILER_LF,
+        CH_END_LF,
+        CH_DONE,
+} ChunkState;
+
+typedef struct {
+        ChunkState state;
+        guint64 size;
+        guint digits;
+        gsize line; /* bytes of the current extension or trailer line */
+} Chunked;
+
+/* Validates chunked framing over buf; returns how many bytes belong to the body (everything up
+ * to the end of the last chunk's trailers), or -1 on a framing error. */
+static gssize
+chunked_scan (Chunked *c, const guint8 *buf, gsize len)
+{
+        gsize i = 0;
+
+        while (i < len && c->state != CH_DONE) {
+                guint8 b = buf[i];
+
+                if (c->state == CH_DATA) {
+                        gsize take = (gsize) MIN ((guint64) (len - i), c->size);
+                        i += take;
+                        c->size -= take;
+                        if (c->size == 0)
+                                c->state = CH_DATA_CR;
+                        continue;
+                }
+                i++;
+                switch (c->state) {
+                case CH_SIZE:
+                        if (g_ascii_isxdigit (b) && c->digits < 15) {
+                                c->size = c->size * 16 + (guint64) g_ascii_xdigit_value (b);
+                                c->digits++;
+                        } else if (b == ';' && c->digits) {
+                                c->state = CH_EXT;
+                                c->line = 0;
+                        } else if (b == '\r' && c->digits) {
+                                c->state = CH_SIZE_LF;
+                        } else {
+                                return -1;
+                        }
+                        break;
+                case CH_EXT:
+                        if (b == '\r')
+                                c->state = CH_SIZE_LF;
+                        else if (b == '\n' || b == 0 || ++c->line > MAX_CHUNK_LINE)
+                                return -1;
+                        break;
+                case CH_SIZE_LF:
+                        if (b != '\n')
+                                return -1;
+                        c->digits = 0;
+                        c->state = c->size ? CH_DATA : CH_TRAILER_START;
+                        break;
+                case CH_DATA_CR:
+                        if (b != '\r')
+                                return -1;
+                        c->state = CH_DATA_LF;
+                        break;
+                case CH_DATA_LF:
+                        if (b != '\n')
+                                return -1;
+                        c->state = CH_SIZE;
+                        break;
+                case CH_TRAILER_START:
+                        c->line = 0;
+                        c->state = b == '\r' ? CH_END_LF : CH_TRAILER;
+                        break;
+                case CH_TRAILER:
+                        if (b == '\r')
+                                c->state = CH_TRAILER_LF;
+                        else if (b == '\n' || b == 0 || ++c->line > MAX_CHUNK_LINE)
+                                return -1;
+                        break;
+                case CH_TRAILER_LF:
+                case CH_END_LF:
+                        if (b != '\n')
+                                return -1;
+                        c->state = c->state == CH_END_LF ? CH_DONE : CH_TRAILER_START;
+                        break;
+                default:
+                        return -1;
+                }
+        }
+        return (gssize) i;
+}
+
+static gssize
+plain_client_read (EgressConn *conn, gpointer ctx, void *buf, gsize n)
+{
+        return _egress_client_read (conn, buf, n, NULL);
+}
+
+static gboolean
+plain_upstream_write (EgressConn *conn, gpointer ctx, const void *buf, gsize n)
+{
+        return _egress_write_all (G_IO_STREAM (conn->upstream), buf, n, conn, NULL);
+}
+
+/* Copies exactly the request body (Content-Length or chunked) from one end to the other. Bytes
+ * after it (a pipelined second request) are never forwarded: one request per connection. */
+gboolean
+_egress_forward_body (EgressConn *conn,
+                      const CorralHttpRequest *req,
+                      const EgressEndpoint *from,
+                      const EgressEndpoint *to)
+{
+        g_autofree guint8 *buf = g_malloc (EGRESS_BUF);
+        guint64 left = req->content_length > 0 ? (guint64) req->content_length : 0;
+        Chunked ch = { 0 };
+
+        while (req->chunked ? ch.state != CH_DONE : left > 0) {
+                gsize want = req->chunked ? EGRESS_BUF : (gsize) MIN (left, EGRESS_BUF);
+                gssize n = from->read (conn, from->ctx, buf, want);
+                gssize take = n;
+
+                if (n <= 0)
+                        return FALSE;
+                if (req->chunked && (take = chunked_scan (&ch, buf, (gsize) n)) < 0) {
+                        set_reason (conn, "malformed chunked body");
+                        return FALSE;
+                }
+                if (!to->write (conn, to->ctx, buf, (gsize) take))
+                        return FALSE;
+                conn->bytes_up += (guint64) take;
+                left -= req->chunked ? 0 : (guint64) take;
+        }
+        return TRUE;
+}
+
+static gboolean
+forward_body (EgressConn *conn, const CorralHttpRequest *req)
+{
+        const EgressEndpoint from = { plain_client_read, NULL, NULL };
+        const EgressEndpoint to = { NULL, plain_upstream_write, NULL };
+
+        return _egress_forward_body (conn, req, &from, &to);
+}
+
+/* Relays ---------------------------------------------------------------------------------------- */
+
+static void
+shutdown_write (GIOStream *stream)
+{
+        if (G_IS_SOCKET_CONNECTION (stream))
+                g_socket_shutdown (g_socket_connection_get_socket (G_SOCKET_CONNECTION (stream)),
+                                   FALSE, TRUE, NULL);
+        else
+                g_output_stream_close (g_io_stream_get_output_stream (stream), NULL, NULL);
+}
+
+/* upstream -> client, until upstream EOF (responses are relayed as they are: a redirect goes
+ * back to the client, which asks the proxy again for the new target). */
+static gpointer
+down_main (gpointer data)
+{
+        EgressConn *conn = data;
+        g_autofree guint8 *buf = g_malloc (EGRESS_BUF);
+        GInputStream *in = g_io_stream_get_input_stream (G_IO_STREAM (conn->upstream));
+        gssize n;
+
+        while ((n = g_input_stream_read (in, buf, EGRESS_BUF, conn->cancellable, NULL)) > 0) {
+                if (!_egress_write_all (conn->client, buf, (gsize) n, conn, NULL))
+                        break;
+                conn->bytes_down += (guint64) n;
+        }
+        if (n == 0 && !conn->http_mode)
+                shutdown_write (conn->client);
+        else
+                g_cancellable_cancel (conn->cancellable);
+        return NULL;
+}
+
+/* client -> upstream for a tunnel, until client EOF; then waits for the other direction. */
+static void
+tunnel (EgressConn *conn)
+{
+        g_autofree guint8 *buf = g_malloc (EGRESS_BUF);
+        GThread *down = g_thread_new ("egress-down", down_main, conn);
+        gssize n;
+
+        while ((n = _egress_client_read (conn, buf, EGRESS_BUF, NULL)) > 0) {
+                if (!_egress_write_all (G_IO_STREAM (conn->upstream), buf, (gsize) n, conn, NULL))
+                        break;
+                conn->bytes_up += (guint64) n;
+        }
+        if (n == 0)
+                shutdown_write (G_IO_STREAM (conn->upstream));
+        else
+                g_cancellable_cancel (conn->cancellable);
+        g_thread_join (down);
+}
+
+static void
+forward_http (EgressConn *conn, const CorralHttpRequest *req)
+{
+        g_autoptr (GString) head = corral_http_request_to_origin (req);
+        GThread *down;
+
+        if (!_egress_write_all (G_IO_STREAM (conn->upstream), head->str, head->len, conn, NULL))
+                return;
+        conn->bytes_up += head->len;
+        conn->http_mode = TRUE;
+        if (req->content_length <= 0 && !req->chunked) {
+                /* No body: no second thread to start and join for the response. */
+                down_main (conn);
+                return;
+        }
+        down = g_thread_new ("egress-down", down_main, conn);
+        if (!forward_body (conn, req))
+                g_cancellable_cancel (conn->cancellable);
+        g_thread_join (down);
+}
+
+/* CONNECT --------------------------------------------------------------------------------------- */
+
+/* Reads the ClientHello into conn->buf (it is forwarded first later) and checks its SNI. */
+static gboolean
+check_client_hello (EgressConn *conn)
+{
+        static const guint8 alert[] = { 0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x70 };
+        static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+        g_autofree char *sni = NULL, *canon = NULL;
+        CorralHostKind kind;
+        const char *why = "no TLS ClientHello";
+        CorralHelloResult r = CORRAL_HELLO_NEED_MORE;
+
+        if (!_egress_write_all (conn->client, ok, sizeof ok - 1, conn, NULL))
+                return FALSE;
+        conn->replied = TRUE;
+        memmove (conn->buf, conn->buf + conn->buf_start, conn->buf_len);
+        conn->buf_start = 0;
+        while ((r = corral_tls_hello_parse (conn->buf, conn->buf_len, &sni, &why)) ==
+               CORRAL_HELLO_NEED_MORE) {
+                gssize n = g_input_stream_read (
+                        g_io_stream_get_input_stream (conn->client), conn->buf + conn->buf_len,
+                        EGRESS_BUF - conn->buf_len, conn->cancellable, NULL);
+                if (n <= 0)
+                        break;
+                conn->buf_len += (gsize) n;
+        }
+        if (r == CORRAL_HELLO_OK && conn->kind == CORRAL_HOST_NAME && sni &&
+            corral_egress_parse_host (sni, -1, FALSE, &kind, &canon, NULL) &&
+            g_str_equal (canon, conn->host))
+                return TRUE;
+        if (r == CORRAL_HELLO_OK && conn->kind != CORRAL_HOST_NAME && !sni)
+                return TRUE;
+        if (r == CORRAL_HELLO_OK)
+                why = sni ? "TLS server name does not match the CONNECT host"
+                          : "TLS server name missing";
+        refuse (conn, 403, r == CORRAL_HELLO_OK ? "sni-mismatch" : "not-tls", why);
+        g_output_stream_write (g_io_stream_get_output_stream (conn->client), alert, sizeof alert,
+                               conn->cancellable, NULL);
+        return FALSE;
+}
+
+/* Run ------------------------------------------------------------------------------------------- */
+
+static void
+head_failed (EgressConn *conn, GError *error)
+{
+        if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+            error->domain != CORRAL_EGRESS_ERROR) {
+                set_reason (conn, error->message);
+                g_mutex_lock (&conn->proxy->lock);
+                conn->rule = g_strdup ("incomplete-request");
+                g_mutex_unlock (&conn->proxy->lock);
+                return;
+        }
+        refuse (conn, error->code == CORRAL_EGRESS_ERROR_TOO_LARGE ? 431 : 400, "bad-request",
+                error->message);
+}
+
+static gboolean
+decide (EgressConn *conn, CorralHttpRequest *req, CorralEgressPolicy *policy)
+{
+        g_autofree char *rule = NULL;
+        gboolean allowed;
+
+        g_mutex_lock (&conn->proxy->lock);
+        conn->method = g_strdup (req->method);
+        conn->host = g_strdup (req->host);
+        conn->kind = req->kind;
+        conn->port = req->port;
+        g_mutex_unlock (&conn->proxy->lock);
+        allowed = corral_egress_policy_check (policy, req->host, req->kind, req->port, &rule);
+        if (!allowed) {
+                refuse (conn, 403, rule, NULL);
+                return FALSE;
+        }
+        g_mutex_lock (&conn->proxy->lock);
+        conn->rule = g_steal_pointer (&rule);
+        g_mutex_unlock (&conn->proxy->lock);
+        return TRUE;
+}
+
+void
+_egress_conn_run (EgressConn *conn)
+{
+        CorralEgressProxy *proxy = conn->proxy;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralHttpRequest) req = NULL;
+        g_autoptr (CorralEgressPolicy) policy = NULL;
+        g_autoptr (GResolver) resolver = NULL;
+        CorralEgressLimits limits;
+        GList *addrs;
+
+        g_mutex_lock (&proxy->lock);
+        limits = proxy->limits;
+        resolver = g_object_ref (proxy->resolver);
+        if (proxy->creds)
+                conn->creds = corral_egress_credentials_ref (proxy->creds);
+        g_mutex_unlock (&proxy->lock);
+        if (!(req = read_head (conn, &limits, &error))) {
+                head_failed (conn, error);
+                return;
+        }
+        policy = corral_egress_proxy_dup_policy (proxy);
+        if (!decide (conn, req, policy))
+                return;
+        /* Placeholders are swapped only inside TLS: in plain HTTP they are refused. */
+        if (conn->creds && !req->is_connect && _egress_refuse_plain_placeholder (conn, req))
+                return;
+        if (!(addrs = resolve_checked (conn, policy, resolver)))
+                return;
+        if (req->is_connect && !check_client_hello (conn)) {
+                g_resolver_free_addresses (addrs);
+                return;
+        }
+        g_mutex_lock (&proxy->lock);
+        conn->head_done = TRUE;
+        conn->last_activity = g_get_monotonic_time ();
+        g_mutex_unlock (&proxy->lock);
+        if (!connect_upstream (conn, addrs, limits.connect_timeout_s)) {
+                g_resolver_free_addresses (addrs);
+                return;
+        }
+        g_resolver_free_addresses (addrs);
+        g_mutex_lock (&proxy->lock);
+        conn->allowed = TRUE;
+        /* The policy changed while this request was being checked: judge it again now that
+         * set_policy () can see it. */
+        if (proxy->policy != policy && !_egress_still_allowed (proxy->policy, conn)) {
+                conn->reason =
+                        conn->reason ? conn->reason : g_strdup ("closed: the policy changed");
+                g_cancellable_cancel (conn->cancellable);
+        }
+        g_mutex_unlock (&proxy->lock);
+        if (req->is_connect && conn->creds &&
+            corral_egress_credentials_binds_host (conn->creds, conn->host))
+                _egress_intercept (conn);
+        else if (req->is_connect)
+                tunnel (conn);
+        else
+                forward_http (conn, req);
+}

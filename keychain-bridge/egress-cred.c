@@ -1,0 +1,214 @@
+/* egress-cred.c — credential bindings and placeholders (see egress-cred.h).
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "egress-cred.h"
+#include "egress-cred-private.h"
+
+#include <string.h>
+#include <sys/random.h>
+
+struct _CorralEgressCredentials {
+        GMutex lock;
+        GPtrArray *bindings; /* of EgressBinding */
+};
+
+static void
+binding_free (gpointer p)
+{
+        EgressBinding *b = p;
+
+        corral_secret_info_free (b->info);
+        corral_secret_value_free (b->secret);
+        explicit_bzero (b->placeholder, sizeof b->placeholder);
+        g_free (b);
+}
+
+CorralEgressCredentials *
+corral_egress_credentials_new (void)
+{
+        CorralEgressCredentials *c = g_atomic_rc_box_new0 (CorralEgressCredentials);
+
+        g_mutex_init (&c->lock);
+        c->bindings = g_ptr_array_new_with_free_func (binding_free);
+        return c;
+}
+
+CorralEgressCredentials *
+corral_egress_credentials_ref (CorralEgressCredentials *creds)
+{
+        return g_atomic_rc_box_acquire (creds);
+}
+
+static void
+creds_clear (gpointer data)
+{
+        CorralEgressCredentials *c = data;
+
+        g_ptr_array_unref (c->bindings);
+        g_mutex_clear (&c->lock);
+}
+
+void
+corral_egress_credentials_unref (CorralEgressCredentials *creds)
+{
+        if (creds)
+                g_atomic_rc_box_release_full (creds, creds_clear);
+}
+
+static void
+new_placeholder (char out[CORRAL_PLACEHOLDER_LEN + 1])
+{
+        guint8 raw[16];
+        gsize off = strlen (CORRAL_PLACEHOLDER_PREFIX);
+
+        if (getrandom (raw, sizeof raw, 0) != sizeof raw)
+                g_error ("getrandom failed"); /* never continue with a guessable token */
+        memcpy (out, CORRAL_PLACEHOLDER_PREFIX, off);
+        for (gsize i = 0; i < sizeof raw; i++)
+                g_snprintf (out + off + 2 * i, 3, "%02x", raw[i]);
+        explicit_bzero (raw, sizeof raw);
+}
+
+char *
+corral_egress_credentials_add (CorralEgressCredentials *creds,
+                               const CorralSecretInfo *info,
+                               const char *value)
+{
+        EgressBinding *b = g_new0 (EgressBinding, 1);
+
+        b->info = corral_secret_info_new (info->name, (const char *const *) info->hosts,
+                                          info->header, info->format, NULL);
+        g_return_val_if_fail (b->info != NULL, NULL);
+        b->secret = g_strdup (value);
+        new_placeholder (b->placeholder);
+        g_mutex_lock (&creds->lock);
+        g_ptr_array_add (creds->bindings, b);
+        g_mutex_unlock (&creds->lock);
+        return g_strdup (b->placeholder);
+}
+
+gboolean
+corral_egress_credentials_add_from_keychain (CorralEgressCredentials *creds,
+                                             const char *const *names,
+                                             GCancellable *cancellable,
+                                             GError **error)
+{
+        g_autoptr (GPtrArray) values =
+                g_ptr_array_new_with_free_func ((GDestroyNotify) corral_secret_value_free);
+        g_autoptr (GPtrArray) infos =
+                g_ptr_array_new_with_free_func ((GDestroyNotify) corral_secret_info_free);
+
+        for (const char *const *n = names; *n; n++) {
+                CorralSecretInfo *info = NULL;
+                char *value = corral_secret_store_lookup_sync (*n, &info, cancellable, error);
+
+                if (!value)
+                        return FALSE;
+                g_ptr_array_add (values, value);
+                g_ptr_array_add (infos, info);
+        }
+        for (guint i = 0; i < infos->len; i++)
+                g_free (corral_egress_credentials_add (creds, infos->pdata[i], values->pdata[i]));
+        return TRUE;
+}
+
+char **
+corral_egress_credentials_dup_environ (CorralEgressCredentials *creds)
+{
+        GPtrArray *env = g_ptr_array_new ();
+
+        g_mutex_lock (&creds->lock);
+        for (guint i = 0; i < creds->bindings->len; i++) {
+                EgressBinding *b = g_ptr_array_index (creds->bindings, i);
+
+                g_ptr_array_add (env, g_strdup_printf ("%s=%s", b->info->name, b->placeholder));
+        }
+        g_mutex_unlock (&creds->lock);
+        g_ptr_array_add (env, NULL);
+        return (char **) g_ptr_array_free (env, FALSE);
+}
+
+static gboolean
+binds (const EgressBinding *b, const char *host)
+{
+        return g_strv_contains ((const char *const *) b->info->hosts, host);
+}
+
+gboolean
+corral_egress_credentials_binds_host (CorralEgressCredentials *creds, const char *host)
+{
+        gboolean found = FALSE;
+
+        g_mutex_lock (&creds->lock);
+        for (guint i = 0; i < creds->bindings->len && !found; i++)
+                found = binds (g_ptr_array_index (creds->bindings, i), host);
+        g_mutex_unlock (&creds->lock);
+        return found;
+}
+
+void
+corral_egress_credentials_revoke (CorralEgressCredentials *creds)
+{
+        g_mutex_lock (&creds->lock);
+        g_ptr_array_set_size (creds->bindings, 0);
+        g_mutex_unlock (&creds->lock);
+}
+
+/* For the proxy (egress-cred-private.h) ------------------------------------------------------- */
+
+EgressBinding *
+_egress_credentials_find (CorralEgressCredentials *creds, const char *placeholder, gsize len)
+{
+        EgressBinding *found = NULL;
+
+        if (len != CORRAL_PLACEHOLDER_LEN)
+                return NULL;
+        g_mutex_lock (&creds->lock);
+        for (guint i = 0; i < creds->bindings->len && !found; i++) {
+                EgressBinding *b = g_ptr_array_index (creds->bindings, i);
+
+                if (memcmp (b->placeholder, placeholder, len) == 0)
+                        found = _egress_binding_copy (b);
+        }
+        g_mutex_unlock (&creds->lock);
+        return found;
+}
+
+EgressBinding *
+_egress_binding_copy (const EgressBinding *b)
+{
+        EgressBinding *c = g_new0 (EgressBinding, 1);
+
+        c->info = corral_secret_info_new (b->info->name, (const char *const *) b->info->hosts,
+                                          b->info->header, b->info->format, NULL);
+        c->secret = g_strdup (b->secret);
+        memcpy (c->placeholder, b->placeholder, sizeof c->placeholder);
+        return c;
+}
+
+void
+_egress_binding_free (EgressBinding *b)
+{
+        if (b)
+                binding_free (b);
+}
+
+gboolean
+_egress_binding_for_host (const EgressBinding *b, const char *host)
+{
+        return binds (b, host);
+}
+
+GPtrArray *
+_egress_credentials_secrets (CorralEgressCredentials *creds)
+{
+        GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) corral_secret_value_free);
+
+        g_mutex_lock (&creds->lock);
+        for (guint i = 0; i < creds->bindings->len; i++)
+                g_ptr_array_add (out,
+                                 g_strdup (((EgressBinding *) creds->bindings->pdata[i])->secret));
+        g_mutex_unlock (&creds->lock);
+        return out;
+}

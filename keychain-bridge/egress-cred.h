@@ -1,0 +1,49 @@
+/* egress-cred.h — a session's credential bindings and their placeholder tokens.
+ *
+ * At session start each bound secret gets a fresh random placeholder ("corral-ph-" and 32 hex
+ * digits from getrandom). The guest sees only placeholders (as NAME=placeholder environment
+ * variables); the host proxy swaps a placeholder for its secret only in the binding's header of
+ * a TLS request to one of the binding's hosts. Revoking (session end) wipes the secrets and
+ * forgets the placeholders, so a replayed token matches nothing.
+ *
+ * Thread-safe: the proxy's connection threads look bindings up while the session may revoke.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include "corral-secret-store.h"
+
+G_BEGIN_DECLS
+
+#define CORRAL_PLACEHOLDER_PREFIX "corral-ph-"
+#define CORRAL_PLACEHOLDER_LEN (10 + 32)
+
+typedef struct _CorralEgressCredentials CorralEgressCredentials;
+
+CorralEgressCredentials *corral_egress_credentials_new (void);
+CorralEgressCredentials *corral_egress_credentials_ref (CorralEgressCredentials *creds);
+void corral_egress_credentials_unref (CorralEgressCredentials *creds);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralEgressCredentials, corral_egress_credentials_unref)
+
+/* Binds value (copied) as info describes; returns the new placeholder (transfer full). */
+char *corral_egress_credentials_add (CorralEgressCredentials *creds,
+                                     const CorralSecretInfo *info,
+                                     const char *value);
+
+/* Looks each name up in the keychain and binds it; fails closed (nothing bound) on any error. */
+gboolean corral_egress_credentials_add_from_keychain (CorralEgressCredentials *creds,
+                                                      const char *const *names,
+                                                      GCancellable *cancellable,
+                                                      GError **error);
+
+/* NAME=placeholder for the guest's environment (transfer full). */
+char **corral_egress_credentials_dup_environ (CorralEgressCredentials *creds);
+
+/* TRUE when some binding names host (the proxy intercepts TLS to it). */
+gboolean corral_egress_credentials_binds_host (CorralEgressCredentials *creds, const char *host);
+
+/* Session end: secrets wiped, placeholders forgotten. */
+void corral_egress_credentials_revoke (CorralEgressCredentials *creds);
+
+G_END_DECLS

@@ -1,0 +1,106 @@
+/* egress-proxy-private.h — state shared by egress-proxy.c (object, listener, watchdog) and
+ * egress-conn.c (one connection).
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include "egress-ca.h"
+#include "egress-cred-private.h"
+#include "egress-http.h"
+#include "egress-proxy.h"
+
+#define EGRESS_BUF (64 * 1024)
+
+typedef struct {
+        CorralEgressProxy *proxy; /* borrowed: the proxy waits for every connection */
+        guint64 id;
+        GIOStream *client;
+        GSocketConnection *upstream;
+        GCancellable *cancellable;
+        gint64 started; /* monotonic µs */
+        gint64 last_activity; /* under proxy->lock */
+        gboolean head_done; /* the idle timeout applies from here on */
+        /* What the request was, for the audit record and policy re-checks (under proxy->lock
+         * once head_done). */
+        char *method;
+        char *host;
+        CorralHostKind kind;
+        guint16 port;
+        GInetAddress *address;
+        char *rule;
+        char *reason;
+        char *credential; /* name of the credential used, for the audit */
+        CorralEgressCredentials *creds; /* (nullable) the session's, when the request began */
+        gboolean allowed;
+        gboolean closed_by_policy;
+        gboolean http_mode; /* one request: the response's end ends the connection */
+        gboolean replied; /* the client got "200 Connection established": no HTTP refusal now */
+        guint status;
+        guint64 bytes_up; /* client -> upstream */
+        guint64 bytes_down;
+        /* client input already read past the head */
+        guint8 *buf;
+        gsize buf_start, buf_len;
+} EgressConn;
+
+struct _CorralEgressProxy {
+        GObject parent_instance;
+        GMutex lock;
+        GCond cond;
+        CorralEgressPolicy *policy;
+        GResolver *resolver;
+        CorralEgressLimits limits;
+        int audit_fd;
+        GHashTable *conns; /* EgressConn* set */
+        guint active;
+        guint64 next_id;
+        GThreadPool *pool; /* connection threads */
+        GThread *watchdog;
+        GThread *acceptor;
+        GSocket *listener;
+        GCancellable *stopping;
+        gboolean stop;
+        /* credential injection */
+        CorralEgressCredentials *creds;
+        EgressCa *ca;
+        char *upstream_ca_file;
+        gnutls_certificate_credentials_t upstream_tls;
+        GPtrArray *retired_tls; /* replaced upstream credentials, freed at finalize */
+        GPtrArray *streams; /* of EgressStreamServer: guest streams being served */
+};
+
+typedef struct _EgressStreamServer EgressStreamServer;
+
+typedef struct {
+        gssize (*read) (EgressConn *conn, gpointer ctx, void *buf, gsize n);
+        gboolean (*write) (EgressConn *conn, gpointer ctx, const void *buf, gsize n);
+        gpointer ctx;
+} EgressEndpoint;
+
+/* egress-conn.c */
+void _egress_conn_run (EgressConn *conn);
+void _egress_conn_free (EgressConn *conn);
+gssize _egress_client_read (EgressConn *conn, void *buf, gsize size, GError **error);
+gboolean _egress_write_all (
+        GIOStream *stream, const void *data, gsize len, EgressConn *conn, GError **error);
+/* Records a refusal; returns the response to send (transfer full). */
+GString *_egress_refusal (EgressConn *conn, guint status, const char *rule, const char *detail);
+gboolean _egress_forward_body (EgressConn *conn,
+                               const CorralHttpRequest *req,
+                               const EgressEndpoint *from,
+                               const EgressEndpoint *to);
+
+/* egress-intercept.c: TLS to a host with a bound credential, the secret swapped in. */
+void _egress_intercept (EgressConn *conn);
+/* TRUE (and a refusal sent) when a plain request carries a placeholder. */
+gboolean _egress_refuse_plain_placeholder (EgressConn *conn, const CorralHttpRequest *req);
+
+/* egress-stream.c */
+void _egress_stream_server_free (EgressStreamServer *s);
+
+/* egress-proxy.c */
+void _egress_touch (EgressConn *conn);
+/* Would policy still allow this open connection? Call with proxy->lock held. */
+gboolean _egress_still_allowed (CorralEgressPolicy *policy, EgressConn *conn);
+void _egress_audit (CorralEgressProxy *self, EgressConn *conn);
