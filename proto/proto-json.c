@@ -5,6 +5,7 @@
 #include "proto.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -360,4 +361,20 @@ proto_random_hex (char *hex, size_t n_bytes)
         for (size_t i = 0; i < n_bytes; i++)
                 snprintf (hex + 2 * i, 3, "%02x", raw[i]);
         return 0;
+}
+
+bool
+proto_parse_u32 (const char *s, uint32_t min, uint32_t max, uint32_t *ret)
+{
+        char *end;
+        unsigned long long v;
+
+        if (!s || s[0] < '0' || s[0] > '9')
+                return false;
+        errno = 0;
+        v = strtoull (s, &end, 10);
+        if (errno || *end || v < min || v > max)
+                return false;
+        *ret = (uint32_t) v;
+        return true;
 }

@@ -161,5 +161,8 @@ const char *proto_errno_code (int errnum);
 /* Parses an incoming REQUEST/RESPONSE id. */
 int proto_json_get_id (const cJSON *obj, uint64_t *ret);
 
+/* Parses a decimal command-line number in [min, max]: digits only, no sign, no trailing text. */
+bool proto_parse_u32 (const char *s, uint32_t min, uint32_t max, uint32_t *ret);
+
 /* Fills hex with 2*n lowercase hex digits + NUL from n random bytes (getrandom). */
 int proto_random_hex (char *hex, size_t n_bytes);

@@ -34,20 +34,6 @@ usage (FILE *f)
                f);
 }
 
-static bool
-parse_u32 (const char *s, uint32_t min, uint32_t max, uint32_t *ret)
-{
-        char *end;
-        unsigned long long v;
-
-        errno = 0;
-        v = strtoull (s, &end, 10);
-        if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
-                return false;
-        *ret = (uint32_t) v;
-        return true;
-}
-
 static int
 parse_args (Agent *a, int argc, char **argv)
 {
@@ -70,7 +56,7 @@ parse_args (Agent *a, int argc, char **argv)
         while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
                 switch (c) {
                 case 'f':
-                        if (!parse_u32 (optarg, 0, INT32_MAX, &v))
+                        if (!proto_parse_u32 (optarg, 0, INT32_MAX, &v))
                                 return -EINVAL;
                         a->opt_fd = (int) v;
                         a->transport = TRANSPORT_FD;
@@ -95,7 +81,7 @@ parse_args (Agent *a, int argc, char **argv)
                         a->default_user = optarg;
                         break;
                 case 'w':
-                        if (!parse_u32 (optarg, 1, INT32_MAX, &a->window))
+                        if (!proto_parse_u32 (optarg, 1, INT32_MAX, &a->window))
                                 return -EINVAL;
                         break;
                 case 'V':

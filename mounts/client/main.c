@@ -70,20 +70,6 @@ usage (FILE *f)
                f);
 }
 
-static bool
-parse_u32 (const char *s, uint32_t max, uint32_t *ret)
-{
-        char *end;
-        unsigned long long v;
-
-        errno = 0;
-        v = strtoull (s, &end, 10);
-        if (errno || end == s || *end || s[0] == '-' || v > max)
-                return false;
-        *ret = (uint32_t) v;
-        return true;
-}
-
 static int
 parse_args (Fs *fs, int argc, char **argv)
 {
@@ -106,7 +92,7 @@ parse_args (Fs *fs, int argc, char **argv)
         while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
                 switch (c) {
                 case 'f':
-                        if (!parse_u32 (optarg, INT32_MAX, &v))
+                        if (!proto_parse_u32 (optarg, 0, INT32_MAX, &v))
                                 return -EINVAL;
                         fs->opt_fd = (int) v;
                         fs->transport = FS_TRANSPORT_FD;
@@ -121,7 +107,7 @@ parse_args (Fs *fs, int argc, char **argv)
                 case 'U':
                 case 'G':
                         /* (uid_t) -1 means "unchanged" to chown: never an owner. */
-                        if (!parse_u32 (optarg, UINT32_MAX - 1, &v))
+                        if (!proto_parse_u32 (optarg, 0, UINT32_MAX - 1, &v))
                                 return -EINVAL;
                         if (c == 'U') {
                                 fs->uid = v;

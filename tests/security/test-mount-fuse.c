@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mount-harness.h"
+#include "mount-test-util.h"
 
 typedef struct {
         char *dir; /* temp: share/ and outside/ */
@@ -67,16 +68,7 @@ mnt (Fixture *f, const char *rel)
 static void
 assert_outside_untouched (Fixture *f)
 {
-        g_autofree char *canary = g_build_filename (f->outside, "canary", NULL);
-        g_autofree char *text = NULL;
-        g_autoptr (GDir) d = g_dir_open (f->outside, 0, NULL);
-        guint n = 0;
-
-        g_assert_true (g_file_get_contents (canary, &text, NULL, NULL));
-        g_assert_cmpstr (text, ==, "canary");
-        while (g_dir_read_name (d))
-                n++;
-        g_assert_cmpuint (n, ==, 1);
+        mount_test_assert_outside_untouched (f->outside, 1);
 }
 
 /* 1. Links out of the share cannot be followed: read, write, create, rename. */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fs-client.h"
+#include "mount-test-util.h"
 #include "fs-resolve.h"
 #include "proto.h"
 
@@ -48,16 +49,7 @@ assert_refused_at (int line, FsClient *c, int r, int err, const char *rule)
 static void
 assert_outside_untouched (FsClient *c)
 {
-        g_autofree char *canary = g_build_filename (c->outside, "canary", NULL);
-        g_autofree char *text = NULL;
-        g_autoptr (GDir) d = g_dir_open (c->outside, 0, NULL);
-        guint n = 0;
-
-        g_assert_true (g_file_get_contents (canary, &text, NULL, NULL));
-        g_assert_cmpstr (text, ==, "canary");
-        while (g_dir_read_name (d))
-                n++;
-        g_assert_cmpuint (n, ==, 1);
+        mount_test_assert_outside_untouched (c->outside, 1);
 }
 
 static void
@@ -335,26 +327,14 @@ test_toctou_exchange (void)
                         iterations, sw.swaps, created, refused);
         g_assert_cmpuint (sw.swaps, >, 100);
 
-        /* Outside: only canary and sub/, both untouched and empty. */
+        /* Outside: only canary and sub/, both untouched, and sub/ empty. */
         {
                 g_autofree char *o = g_build_filename (c->outside, "sub", NULL);
                 g_autoptr (GDir) d = g_dir_open (o, 0, NULL);
                 g_assert_nonnull (d);
                 g_assert_null (g_dir_read_name (d));
         }
-        {
-                g_autofree char *canary = g_build_filename (c->outside, "canary", NULL);
-                g_autofree char *text = NULL;
-                g_assert_true (g_file_get_contents (canary, &text, NULL, NULL));
-                g_assert_cmpstr (text, ==, "canary");
-        }
-        {
-                g_autoptr (GDir) d = g_dir_open (c->outside, 0, NULL);
-                guint n = 0;
-                while (g_dir_read_name (d))
-                        n++;
-                g_assert_cmpuint (n, ==, 2);
-        }
+        mount_test_assert_outside_untouched (c->outside, 2);
         g_free (sw.dir_path);
         g_free (sw.link_path);
 }
