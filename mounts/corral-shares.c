@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
+#include "corral-shm.h"
 #include "fs-server.h"
 #include "proto.h"
 
@@ -44,6 +45,18 @@ static char *
 vm_file (const char *vm_dir, const char *name)
 {
         return g_build_filename (vm_dir, name, NULL);
+}
+
+/* Old versions that rw-nodelete kept are the person's: they live next to the VM folders
+ * (STATE/kept/NAME/), not in them, so removing the VM does not remove them. */
+static char *
+kept_dir (const char *vm_dir)
+{
+        g_autofree char *vms = g_path_get_dirname (vm_dir);
+        g_autofree char *state = g_path_get_dirname (vms);
+        g_autofree char *name = g_path_get_basename (vm_dir);
+
+        return g_build_filename (state, "kept", name, NULL);
 }
 
 /* Control socket ------------------------------------------------------------------------------ */
@@ -116,9 +129,13 @@ spawn_server (const char *vm_dir, GError **error)
         g_autofree char *config = vm_file (vm_dir, "shares.json");
         g_autofree char *control = vm_file (vm_dir, "fsd.sock");
         g_autofree char *audit = vm_file (vm_dir, "audit.jsonl");
-        g_autofree char *keep = vm_file (vm_dir, "kept");
+        g_autofree char *keep = kept_dir (vm_dir);
         g_autofree char *lock = vm_file (vm_dir, "fsd.lock");
         g_autofree char *log = vm_file (vm_dir, "fsd.log");
+        g_autofree char *shm_name = corral_fs_shm_name (vm_dir);
+        g_autofree char *shm = g_build_filename ("/dev/shm", shm_name, NULL);
+        /* The VM's ivshmem file, when it has one: file contents then bypass the port. */
+        gboolean with_shm = g_file_test (shm, G_FILE_TEST_IS_REGULAR);
         const char *argv[] = { corral_shares_fsd_path (),
                                "--connect",
                                port,
@@ -132,6 +149,8 @@ spawn_server (const char *vm_dir, GError **error)
                                keep,
                                "--lock",
                                lock,
+                               with_shm ? "--shm" : NULL,
+                               shm,
                                NULL };
         g_autofd int log_fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         g_autofd int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);

@@ -402,6 +402,16 @@ fs_request_decode (const uint8_t *payload, size_t len, FsRequest *ret)
                 if (q.data_len > FS_MAX_IO || q.offset > (uint64_t) INT64_MAX - q.data_len)
                         res = -EINVAL;
                 break;
+        case FS_OP_READ_SHM:
+        case FS_OP_WRITE_SHM:
+                q.handle = fs_read_u64 (&r);
+                q.offset = fs_read_u64 (&r);
+                q.size = fs_read_u32 (&r);
+                q.shm_offset = fs_read_u32 (&r);
+                if (q.size > FS_MAX_IO || q.offset > (uint64_t) INT64_MAX - q.size ||
+                    q.shm_offset < FS_SHM_HEADER || (uint64_t) q.shm_offset + q.size > FS_SHM_MAX)
+                        res = -EINVAL;
+                break;
         case FS_OP_RELEASE:
         case FS_OP_RELEASEDIR:
                 q.handle = fs_read_u64 (&r);
@@ -515,6 +525,13 @@ fs_request_encode (const FsRequest *q, FsWriter *w)
                 fs_write_u64 (w, q->handle);
                 fs_write_u64 (w, q->offset);
                 fs_write_bytes (w, q->data, q->data_len);
+                break;
+        case FS_OP_READ_SHM:
+        case FS_OP_WRITE_SHM:
+                fs_write_u64 (w, q->handle);
+                fs_write_u64 (w, q->offset);
+                fs_write_u32 (w, q->size);
+                fs_write_u32 (w, q->shm_offset);
                 break;
         case FS_OP_RELEASE:
         case FS_OP_RELEASEDIR:

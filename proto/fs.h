@@ -57,9 +57,18 @@ typedef enum {
         FS_OP_REMOVEXATTR = 24, /* node, name -> empty (always refused) */
         FS_OP_READDIR = 25, /* handle, u64 offset, u32 size -> dirents without attributes */
         FS_OP_MKNOD = 26, /* node, name, u32 mode, u32 rdev -> (always refused: EPERM) */
+        /* File contents through the shared-memory region (FS-PROTOCOL.md, "Shared memory"): */
+        FS_OP_READ_SHM = 27, /* handle, u64 offset, u32 size, u32 shm_offset -> u32 read */
+        FS_OP_WRITE_SHM = 28, /* handle, u64 offset, u32 size, u32 shm_offset -> u32 written */
 } FsOp;
 
-#define FS_OP_MAX FS_OP_MKNOD
+#define FS_OP_MAX FS_OP_WRITE_SHM
+
+/* The shared-memory region: a header page (FS_SHM_MAGIC, then the server's HELLO nonce), then
+ * file contents at offsets the client chooses. */
+#define FS_SHM_HEADER 4096u
+#define FS_SHM_MAGIC "corral-fs-shm-1"
+#define FS_SHM_MAX (256u * 1024u * 1024u)
 
 /* OPEN / CREATE flags on the wire (not the host's O_* values). */
 #define FS_O_ACCMODE 0x3u
@@ -149,6 +158,7 @@ typedef struct {
         const uint8_t *data; /* WRITE payload, BATCH_FORGET entries */
         size_t data_len;
         uint32_t count; /* BATCH_FORGET */
+        uint32_t shm_offset; /* READ_SHM, WRITE_SHM */
 } FsRequest;
 
 /* Bounds-checked big-endian reader / writer ---------------------------------------------------- */

@@ -232,6 +232,12 @@ check_config (const CorralDomainConfig *c, GError **error)
             (c->fs_socket && strlen (c->fs_socket) > CORRAL_SOCKET_PATH_MAX) ||
             (c->vnc_socket && strlen (c->vnc_socket) > CORRAL_SOCKET_PATH_MAX))
                 return refuse (error, "socket path", "is longer than a unix socket allows");
+        if (c->fs_shm_name &&
+            (!corral_domain_name_is_valid (c->fs_shm_name) || c->fs_shm_mib == 0 ||
+             c->fs_shm_mib > 256 || (c->fs_shm_mib & (c->fs_shm_mib - 1)) != 0))
+                return refuse (
+                        error, "shared-folder memory",
+                        "needs a name of A-Z a-z 0-9 _ . - and a power of two of 1 to 256 MiB");
         return TRUE;
 }
 
@@ -303,6 +309,16 @@ write_devices (XmlWriter *w, const CorralDomainConfig *c)
                 xml_empty (w, "source", "mode", "bind", "path", c->fs_socket, NULL);
                 xml_empty (w, "target", "type", "virtio", "name", CORRAL_FS_PORT_NAME, NULL);
                 xml_close (w, "channel");
+        }
+        if (c->fs_shm_name) {
+                /* File contents of shared folders: memory QEMU and corral-fsd both map. */
+                g_autofree char *mib = g_strdup_printf ("%u", c->fs_shm_mib);
+                /* role='master': its contents are saved and restored with the VM (libvirt
+                 * refuses to save or migrate other ivshmem devices). */
+                xml_open (w, "shmem", "name", c->fs_shm_name, "role", "master", NULL);
+                xml_empty (w, "model", "type", "ivshmem-plain", NULL);
+                xml_text_attrs (w, "size", mib, "unit", "M", NULL);
+                xml_close (w, "shmem");
         }
         if (c->vnc_socket) {
                 xml_empty (w, "graphics", "type", "vnc", "socket", c->vnc_socket, NULL);

@@ -45,6 +45,8 @@ typedef struct {
         CorralTransport transport;
         const char *agent_socket; /* virtio-serial only: the channel's unix socket */
         const char *fs_socket; /* nullable: the shared-folder port's unix socket */
+        const char *fs_shm_name; /* nullable: ivshmem for file contents (/dev/shm/NAME) */
+        guint fs_shm_mib;
         const char *console_log;
         const char *vnc_socket; /* nullable: VNC on a unix socket + a video device */
         /* metadata, read back on re-attach */

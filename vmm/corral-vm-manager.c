@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-manager.h"
+#include "corral-shm.h"
 #include "corral-vm-private.h"
 
 #include "corral-vsock.h"
@@ -382,6 +383,7 @@ build_xml (CorralVmManager *self, const CorralVmSpec *spec, const char *vm_dir, 
         g_autofree char *log = g_build_filename (vm_dir, "console.log", NULL);
         g_autofree char *vnc = g_build_filename (vm_dir, "vnc.sock", NULL);
         g_autofree char *fs = g_build_filename (vm_dir, "fs.sock", NULL);
+        g_autofree char *fs_shm = corral_fs_shm_name (vm_dir);
         CorralDomainConfig c = {
                 .name = dname,
                 .uuid = uuid,
@@ -398,6 +400,8 @@ build_xml (CorralVmManager *self, const CorralVmSpec *spec, const char *vm_dir, 
                 .console_log = log,
                 /* Every VM gets the shared-folder port, so folders can be shared later. */
                 .fs_socket = fs,
+                .fs_shm_name = fs_shm,
+                .fs_shm_mib = CORRAL_FS_SHM_MIB,
                 .vnc_socket = spec->vnc ? vnc : NULL,
                 .image_name = spec->image_name,
                 .manifest_sha256 = spec->manifest_sha256,
@@ -643,6 +647,12 @@ do_remove (virDomainPtr dom, GError **error)
                                                  VIR_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA) < 0) {
                 set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "undefining the VM failed");
                 return FALSE;
+        }
+        if (info->vm_dir) {
+                /* QEMU leaves the shared-folder memory file behind (16 MiB of RAM in /dev/shm). */
+                g_autofree char *shm_name = corral_fs_shm_name (info->vm_dir);
+                g_autofree char *shm = g_build_filename ("/dev/shm", shm_name, NULL);
+                unlink (shm);
         }
         return remove_dir (info->vm_dir, error);
 }

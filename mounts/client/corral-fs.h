@@ -55,7 +55,12 @@ typedef struct {
         bool has_fi;
         struct fuse_file_info fi; /* OPEN/CREATE/OPENDIR: the kernel's, copied */
         uint32_t next_free;
+        int shm_slot; /* READ_SHM / WRITE_SHM: the shared-memory slot it holds, else -1 */
 } FsPending;
+
+/* Shared-memory slots: each holds one request's file contents. */
+#define FS_SHM_SLOT FS_MAX_IO
+#define FS_SHM_MAX_SLOTS 64
 
 typedef struct FsOut FsOut;
 
@@ -77,6 +82,15 @@ typedef struct {
         double timeout;
         bool readahead_tuned; /* after the kernel applied our INIT reply */
         const char *mountpoint;
+
+        /* shared memory (--shm-file, or the ivshmem device of a VM) */
+        const char *shm_path;
+        uint8_t *shm;
+        size_t shm_map_size;
+        bool shm_ok; /* this session's server maps the same memory */
+        uint32_t shm_slots;
+        uint64_t shm_busy; /* bit per slot */
+        uint8_t *shm_bounce; /* FS_MAX_IO: READ_SHM replies are copied here for the kernel */
 
         /* FUSE */
         struct fuse_session *se;
@@ -122,6 +136,17 @@ extern bool fs_verbose;
 
 void fs_log (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 void fs_debug (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* shm.c */
+/* Maps --shm-file, or the VM's ivshmem device when there is one (best effort: without it,
+ * contents travel inline). */
+void fs_shm_open (Fs *fs);
+/* After the server's HELLO: whether it announced memory holding its nonce. */
+void fs_shm_check (Fs *fs, const char *nonce, int64_t server_size);
+/* A free slot, marked busy, or -1. */
+int fs_shm_take (Fs *fs);
+void fs_shm_release (Fs *fs, int slot);
+uint32_t fs_shm_offset (int slot);
 
 /* transport.c */
 int fs_transport_open (Fs *fs);

@@ -63,6 +63,8 @@ usage (FILE *f)
                "  --unix PATH         connect to corral-fsd's unix socket at PATH\n"
                "  --serial DEV        use a virtio-serial port, e.g. "
                "/dev/virtio-ports/org.corral.fs.0\n"
+               "                      (file contents use the VM's ivshmem device when present)\n"
+               "  --shm-file PATH     move file contents through this shared-memory file\n"
                "  --uid U, --gid G    owner shown for every file (default: the mount point's)\n"
                "  --attr-timeout SECS how long the kernel caches names and attributes "
                "(default 1)\n"
@@ -77,6 +79,7 @@ parse_args (Fs *fs, int argc, char **argv)
                 { "fd", required_argument, NULL, 'f' },
                 { "unix", required_argument, NULL, 'u' },
                 { "serial", required_argument, NULL, 'S' },
+                { "shm-file", required_argument, NULL, 'M' },
                 { "uid", required_argument, NULL, 'U' },
                 { "gid", required_argument, NULL, 'G' },
                 { "attr-timeout", required_argument, NULL, 't' },
@@ -99,6 +102,9 @@ parse_args (Fs *fs, int argc, char **argv)
                         n_transports++;
                         break;
                 case 'u':
+                case 'M':
+                        fs->shm_path = optarg;
+                        break;
                 case 'S':
                         fs->transport = c == 'u' ? FS_TRANSPORT_UNIX : FS_TRANSPORT_SERIAL;
                         fs->address = optarg;
@@ -322,6 +328,7 @@ main (int argc, char **argv)
                 return 1;
         }
         r = fs_session_init (&fs);
+        fs_shm_open (&fs);
         if (r == 0)
                 r = fs_transport_open (&fs);
         if (r < 0) {
@@ -355,6 +362,7 @@ out:
                 fuse_session_destroy (fs.se);
         }
         free (fs.fbuf.mem);
+        free (fs.shm_bounce);
         fs_transport_close (&fs);
         fs_session_clear (&fs);
         return fs.exit_code;

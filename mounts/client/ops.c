@@ -413,6 +413,7 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_fil
 {
         FsRequest q = { .op = FS_OP_READ, .offset = (uint64_t) off };
         FsPending *p;
+        int slot;
 
         if (off < 0) {
                 fuse_reply_err (req, EINVAL);
@@ -422,9 +423,18 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_fil
         q.size = size > FS_MAX_IO ? FS_MAX_IO : (uint32_t) size;
         if (!set_handle (req, fi, &q.handle))
                 return;
+        slot = fs_shm_take (fs_of (req));
+        if (slot >= 0) {
+                q.op = FS_OP_READ_SHM;
+                q.shm_offset = fs_shm_offset (slot);
+        }
         p = submit (req, &q);
-        if (p)
+        if (p) {
                 p->size = q.size;
+                p->shm_slot = slot;
+        } else {
+                fs_shm_release (fs_of (req), slot);
+        }
 }
 
 static void
@@ -438,7 +448,9 @@ op_write (fuse_req_t req,
         FsRequest q = { .op = FS_OP_WRITE,
                         .offset = (uint64_t) off,
                         .data = (const uint8_t *) buf };
+        Fs *fs = fs_of (req);
         FsPending *p;
+        int slot;
 
         if (off < 0) {
                 fuse_reply_err (req, EINVAL);
@@ -448,9 +460,23 @@ op_write (fuse_req_t req,
         q.data_len = size > FS_MAX_IO ? FS_MAX_IO : size;
         if (!set_handle (req, fi, &q.handle))
                 return;
+        /* With shared memory the port carries where the bytes are, not the bytes. */
+        slot = fs_shm_take (fs);
+        if (slot >= 0) {
+                memcpy (fs->shm + fs_shm_offset (slot), buf, q.data_len);
+                q.op = FS_OP_WRITE_SHM;
+                q.size = (uint32_t) q.data_len;
+                q.shm_offset = fs_shm_offset (slot);
+                q.data = NULL;
+                q.data_len = 0;
+        }
         p = submit (req, &q);
-        if (p)
-                p->size = (uint32_t) q.data_len;
+        if (p) {
+                p->size = slot >= 0 ? q.size : (uint32_t) q.data_len;
+                p->shm_slot = slot;
+        } else {
+                fs_shm_release (fs, slot);
+        }
 }
 
 static void

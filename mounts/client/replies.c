@@ -221,6 +221,20 @@ complete_read (Fs *fs, FsPending *p, FsReader *r)
 }
 
 static void
+complete_read_shm (Fs *fs, FsPending *p, FsReader *r)
+{
+        uint32_t n = fs_read_u32 (r);
+
+        if (r->bad || r->left != 0 || n > p->size || p->shm_slot < 0) {
+                protocol_error (fs, p, "read count");
+                return;
+        }
+        /* The kernel cannot take a reply straight from the device's memory (see shm.c). */
+        memcpy (fs->shm_bounce, fs->shm + fs_shm_offset (p->shm_slot), n);
+        fuse_reply_buf (p->req, (const char *) fs->shm_bounce, n);
+}
+
+static void
 complete_write (Fs *fs, FsPending *p, FsReader *r)
 {
         uint32_t written = fs_read_u32 (r);
@@ -399,7 +413,11 @@ fs_reply_complete (Fs *fs, FsPending *p, const uint8_t *payload, size_t len)
         case FS_OP_READ:
                 complete_read (fs, p, &r);
                 break;
+        case FS_OP_READ_SHM:
+                complete_read_shm (fs, p, &r);
+                break;
         case FS_OP_WRITE:
+        case FS_OP_WRITE_SHM:
                 complete_write (fs, p, &r);
                 break;
         case FS_OP_READDIR:

@@ -98,6 +98,7 @@ fs_pending_new (Fs *fs, fuse_req_t req, uint16_t op)
         p->id = next_id (fs, slot);
         p->op = op;
         p->req = req;
+        p->shm_slot = -1;
         fs->n_pending++;
         return p;
 }
@@ -107,6 +108,8 @@ fs_pending_free (Fs *fs, FsPending *p)
 {
         uint32_t slot = (uint32_t) (p - fs->slots);
 
+        fs_shm_release (fs, p->shm_slot);
+        p->shm_slot = -1;
         p->id = 0;
         p->req = NULL;
         p->next_free = fs->free_head;
@@ -237,6 +240,13 @@ handle_hello (Fs *fs, const ProtoFrame *f)
                         (long long) min_version, FS_PROTO_VERSION);
                 cJSON_Delete (hello);
                 return;
+        }
+        {
+                int64_t shm_size = 0;
+
+                if (proto_json_get_int (hello, "shm_size", 1, FS_SHM_MAX, &shm_size) == -EINVAL)
+                        shm_size = 0;
+                fs_shm_check (fs, nonce, shm_size);
         }
         /* A new epoch makes every inode and handle of the previous session stale. */
         fs->epoch = (uint16_t) (fs->epoch + 1 == 0 ? 1 : fs->epoch + 1);

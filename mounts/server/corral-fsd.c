@@ -19,6 +19,8 @@
 #include <locale.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -45,6 +47,8 @@ typedef struct {
         size_t out_bytes;
         char nonce[PROTO_NONCE_HEX_LEN + 1];
         bool established;
+        uint8_t *shm; /* --shm: the region file contents may travel through */
+        size_t shm_size;
         int status;
         uint8_t *reply_buf;
 } Fsd;
@@ -141,6 +145,13 @@ send_hello (Fsd *d)
         cJSON *hello = cJSON_CreateObject ();
 
         proto_random_hex (d->nonce, PROTO_NONCE_HEX_LEN / 2);
+        if (d->shm) {
+                /* The client proves it maps the same memory by finding this nonce in it. */
+                memset (d->shm, 0, FS_SHM_HEADER);
+                memcpy (d->shm, FS_SHM_MAGIC, sizeof FS_SHM_MAGIC);
+                memcpy (d->shm + 16, d->nonce, PROTO_NONCE_HEX_LEN);
+                cJSON_AddNumberToObject (hello, "shm_size", (double) d->shm_size);
+        }
         cJSON_AddNumberToObject (hello, "version", FS_PROTO_VERSION);
         cJSON_AddNumberToObject (hello, "min_version", FS_PROTO_VERSION);
         cJSON_AddStringToObject (hello, "role", "fs-server");
@@ -466,6 +477,38 @@ control_listen (Fsd *d, const char *path, GError **error)
 
 /* Main ---------------------------------------------------------------------------------------- */
 
+/* --shm: a file both QEMU (ivshmem) and we map; its size bounds what READ_SHM/WRITE_SHM use. */
+static gboolean
+map_shm (Fsd *d, const char *path, GError **error)
+{
+        g_autofd int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st;
+        void *p;
+
+        if (fd < 0 || fstat (fd, &st) < 0) {
+                int errsv = errno;
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), "%s: %s", path,
+                             g_strerror (errsv));
+                return FALSE;
+        }
+        if (!S_ISREG (st.st_mode) || st.st_size < (off_t) (FS_SHM_HEADER + FS_MAX_IO) ||
+            st.st_size > (off_t) FS_SHM_MAX) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                             "%s: not a shared-memory file of a usable size", path);
+                return FALSE;
+        }
+        p = mmap (NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+                int errsv = errno;
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), "mmap %s: %s", path,
+                             g_strerror (errsv));
+                return FALSE;
+        }
+        d->shm = p;
+        d->shm_size = (size_t) st.st_size;
+        return TRUE;
+}
+
 static int
 connect_unix (const char *path)
 {
@@ -498,7 +541,7 @@ main (int argc, char **argv)
 {
         int fd_arg = -1;
         g_autofree char *connect_path = NULL, *control_path = NULL, *audit_path = NULL,
-                        *keep_dir = NULL, *config_path = NULL, *lock_path = NULL;
+                        *keep_dir = NULL, *config_path = NULL, *lock_path = NULL, *shm_path = NULL;
         g_auto (GStrv) share_specs = NULL, protect = NULL;
         gboolean verbose = FALSE;
         GOptionEntry entries[] = {
@@ -515,6 +558,8 @@ main (int argc, char **argv)
                   "Append changes and refusals to this JSON-lines file", "FILE" },
                 { "keep-dir", 0, 0, G_OPTION_ARG_FILENAME, &keep_dir,
                   "Where rw-nodelete keeps files a rename replaced", "DIR" },
+                { "shm", 0, 0, G_OPTION_ARG_FILENAME, &shm_path,
+                  "Let file contents travel through this shared-memory file", "FILE" },
                 { "lock", 0, 0, G_OPTION_ARG_FILENAME, &lock_path,
                   "Hold this lock while running; exit at once if another server holds it", "FILE" },
                 { "protect", 0, 0, G_OPTION_ARG_STRING_ARRAY, &protect,
@@ -565,6 +610,13 @@ main (int argc, char **argv)
         d.reply_buf = g_malloc (PROTO_MAX_PAYLOAD);
         g_queue_init (&d.out);
         fs_server_set_notify (server, on_notify, &d);
+        if (shm_path) {
+                if (!map_shm (&d, shm_path, &error)) {
+                        g_printerr ("corral-fsd: --shm %s\n", error->message);
+                        return 1;
+                }
+                fs_server_set_shm (server, d.shm, d.shm_size);
+        }
         if (protect &&
             !fs_server_set_policy_protected (server, (const char *const *) protect, &error)) {
                 g_printerr ("corral-fsd: --protect: %s\n", error->message);

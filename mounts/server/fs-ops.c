@@ -969,11 +969,24 @@ op_create (FsCtx *ctx)
         return 0;
 }
 
+/* Where the bytes of a READ_SHM / WRITE_SHM are: inside the shared region, past its header
+ * (the decoder checked the header bound; the size of the mapping is checked here). */
+static uint8_t *
+shm_span (FsCtx *ctx)
+{
+        const FsRequest *q = ctx->q;
+
+        if (!ctx->s->shm || (uint64_t) q->shm_offset + q->size > ctx->s->shm_size)
+                return NULL;
+        return ctx->s->shm + q->shm_offset;
+}
+
 static int
 op_read (FsCtx *ctx)
 {
         int err = 0;
         FsHandle *h = fs_handle_get (ctx->s, ctx->q->handle, &err);
+        bool shm = ctx->q->op == FS_OP_READ_SHM;
         uint8_t *p;
         ssize_t n;
 
@@ -981,15 +994,18 @@ op_read (FsCtx *ctx)
                 return err;
         if (h->is_dir || !h->can_read)
                 return -EBADF;
-        p = fs_write_reserve (ctx->w, ctx->q->size);
+        p = shm ? shm_span (ctx) : fs_write_reserve (ctx->w, ctx->q->size);
         if (!p)
-                return -EIO;
+                return shm ? -EINVAL : -EIO;
         do
                 n = pread (h->fd, p, ctx->q->size, (off_t) ctx->q->offset);
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return -errno;
-        ctx->w->len -= ctx->q->size - (size_t) n;
+        if (shm)
+                fs_write_u32 (ctx->w, (uint32_t) n);
+        else
+                ctx->w->len -= ctx->q->size - (size_t) n;
         return 0;
 }
 
@@ -998,7 +1014,8 @@ op_write (FsCtx *ctx)
 {
         int err = 0;
         FsHandle *h = fs_handle_get (ctx->s, ctx->q->handle, &err);
-        size_t done = 0;
+        const uint8_t *data = ctx->q->data;
+        size_t len = ctx->q->data_len, done = 0;
 
         if (!h)
                 return err;
@@ -1013,9 +1030,17 @@ op_write (FsCtx *ctx)
                         ctx->path = g_strdup (path);
                 return REFUSE (ctx, FS_RULE_READ_ONLY, EROFS);
         }
-        while (done < ctx->q->data_len) {
-                ssize_t n = pwrite (h->fd, ctx->q->data + done, ctx->q->data_len - done,
-                                    (off_t) (ctx->q->offset + done));
+        if (ctx->q->op == FS_OP_WRITE_SHM) {
+                /* The guest may change these bytes while they are written: it only ever
+                 * races itself. Nothing here depends on what the bytes say. */
+                data = shm_span (ctx);
+                len = ctx->q->size;
+                if (!data)
+                        return -EINVAL;
+        }
+        while (done < len) {
+                ssize_t n =
+                        pwrite (h->fd, data + done, len - done, (off_t) (ctx->q->offset + done));
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {
@@ -1105,8 +1130,10 @@ fs_ops_dispatch (FsCtx *ctx)
         case FS_OP_CREATE:
                 return op_create (ctx);
         case FS_OP_READ:
+        case FS_OP_READ_SHM:
                 return op_read (ctx);
         case FS_OP_WRITE:
+        case FS_OP_WRITE_SHM:
                 return op_write (ctx);
         case FS_OP_RELEASE:
         case FS_OP_RELEASEDIR:

@@ -68,6 +68,8 @@ struct _FsServer {
         char *keep_dir;
         guint keep_serial;
         char **policy_protected; /* patterns every share gets */
+        uint8_t *shm; /* file contents travel here when the client asks (not owned) */
+        size_t shm_size;
         FsAudit *audit;
         FsNotifyFunc notify;
         void *notify_data;

@@ -696,6 +696,13 @@ fs_server_set_notify (FsServer *s, FsNotifyFunc func, void *user_data)
         s->notify_data = user_data;
 }
 
+void
+fs_server_set_shm (FsServer *s, uint8_t *shm, size_t size)
+{
+        s->shm = shm;
+        s->shm_size = shm ? size : 0;
+}
+
 gboolean
 fs_server_set_policy_protected (FsServer *s, const char *const *patterns, GError **error)
 {

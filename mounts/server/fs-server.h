@@ -74,6 +74,10 @@ void fs_server_reset (FsServer *s);
  * whose capacity must be at least PROTO_MAX_PAYLOAD); FORGET needs none. */
 bool fs_server_handle (FsServer *s, const uint8_t *payload, size_t len, FsWriter *w);
 
+/* The shared-memory region for file contents (READ_SHM / WRITE_SHM), mapped by the caller;
+ * NULL: those requests fail with EINVAL. */
+void fs_server_set_shm (FsServer *s, uint8_t *shm, size_t size);
+
 /* Counters for tests: live nodes and open handles. */
 guint fs_server_n_nodes (FsServer *s);
 guint fs_server_n_handles (FsServer *s);

@@ -1,5 +1,6 @@
 /* bench-mounts.c — shared folders: Corral's file server (corral-fsd on the host, corral-fs in the
- * guest, over a virtio-serial port) against virtiofsd (QEMU's, vhost-user) in the same VM, in
+ * guest, over a virtio-serial port for requests and an ivshmem device for file contents, as
+ * the VM manager sets them up) against virtiofsd (QEMU's, vhost-user) in the same VM, in
  * the same run, on the same host file system:
  *   1. sequential write of 256 MiB (dd, fsync at the end)
  *   2. sequential read of 256 MiB (guest caches dropped first)
@@ -24,6 +25,7 @@
 #include "bench-common.h"
 #include "bench-vm-qemu.h"
 #include "corral-image.h"
+#include "corral-shm.h"
 
 #define VIRTIOFSD "/usr/lib/qemu/virtiofsd"
 
@@ -132,6 +134,7 @@ main (int argc, char **argv)
         g_autofree char *ours = NULL, *vfs = NULL, *fs_sock = NULL, *vfs_sock = NULL;
         g_autofree char *overlay = NULL, *cmd = NULL, *spec = NULL, *drive = NULL;
         g_autofree char *fs_dev = NULL, *fs_chardev = NULL, *vfs_chardev = NULL;
+        g_autofree char *shm = NULL, *shm_object = NULL;
         g_autoptr (CorralAgentClient) client = NULL;
         Row rows[] = { { "write 256 MiB" },
                        { "read 256 MiB" },
@@ -177,6 +180,10 @@ main (int argc, char **argv)
         fs_chardev = g_strdup_printf ("socket,id=fs,path=%s,server=on,wait=off", fs_sock);
         fs_dev = g_strdup ("virtserialport,chardev=fs,name=org.corral.fs.0");
         vfs_chardev = g_strdup_printf ("socket,id=vfs,path=%s", vfs_sock);
+        /* Corral's data plane, as the VM manager sets it up: an ivshmem-plain device. */
+        shm = g_strdup_printf ("/dev/shm/corral-bench-mounts-%d", (int) getpid ());
+        shm_object = g_strdup_printf ("memory-backend-file,id=fsshm,mem-path=%s,size=%uM,share=on",
+                                      shm, CORRAL_FS_SHM_MIB);
         {
                 const char *extra[] = {
                         "-drive",   drive,
@@ -219,6 +226,7 @@ main (int argc, char **argv)
         bench_vm_stop (&vm);
         kill (fsd, SIGTERM);
         kill (vfsd, SIGTERM);
+        g_unlink (shm);
         g_spawn_close_pid (fsd);
         g_spawn_close_pid (vfsd);
         g_free (cmd);

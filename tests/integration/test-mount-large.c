@@ -15,6 +15,7 @@
 
 static char *host_dir;
 static MountHarness *harness;
+static char *shm_path; /* test-mount-large-shm: contents through a shared-memory file */
 
 /* Writes FILE_SIZE pseudo-random bytes to path with chunk-sized write()s; returns the sha256. */
 static char *
@@ -133,7 +134,7 @@ test_odd_sizes (void)
                 return;
         }
         /* Writes and reads that are not page- or request-aligned, some larger than one
-         * request (512 KiB). */
+         * request (1020 KiB). */
         path = mount_harness_path (harness, "big", "odd.bin");
         expected = write_random (path, 3, 700001 * 4);
         got = sha256_file (path, 123457, &size);
@@ -142,6 +143,23 @@ test_odd_sizes (void)
         got_host = sha256_file (host, 4096, &size);
         g_assert_cmpstr (got_host, ==, expected);
         g_assert_cmpint (g_unlink (path), ==, 0);
+}
+
+/* With shared memory, the bytes must really have gone through it: its slots are not blank. */
+static void
+test_shm_used (void)
+{
+        g_autofree char *data = NULL;
+        gsize len = 0, nonzero = 0;
+
+        if (!shm_path) {
+                g_test_skip ("contents travel inline in this run");
+                return;
+        }
+        g_assert_true (g_file_get_contents (shm_path, &data, &len, NULL));
+        for (gsize i = 4096; i < len; i++)
+                nonzero += data[i] != 0;
+        g_assert_cmpuint (nonzero, >, 512 * 1024); /* at least one slot's worth of random bytes */
 }
 
 int
@@ -156,18 +174,41 @@ main (int argc, char **argv)
         host_dir = g_dir_make_tmp ("corral-share-big-XXXXXX", &error);
         g_assert_no_error (error);
         spec = g_strdup_printf ("big:rw:%s", host_dir);
-        harness = mount_harness_new ((const char *const[]){ spec, NULL }, &error);
+        /* Built twice: test-mount-large-shm moves contents through shared memory. */
+        if (g_str_has_suffix (argv[0], "-shm")) {
+                g_autofree char *shm_dir = g_dir_make_tmp ("corral-shm-XXXXXX", &error);
+                int fd;
+
+                g_assert_no_error (error);
+                shm_path = g_build_filename (shm_dir, "shm", NULL);
+                fd = open (shm_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                g_assert_cmpint (fd, >=, 0);
+                g_assert_cmpint (ftruncate (fd, 20 * 1024 * 1024), ==, 0);
+                close (fd);
+                harness = mount_harness_new_full (
+                        (const char *const[]){ spec, NULL },
+                        (const char *const[]){ "--shm", shm_path, NULL },
+                        (const char *const[]){ "--shm-file", shm_path, NULL }, &error);
+        } else {
+                harness = mount_harness_new ((const char *const[]){ spec, NULL }, &error);
+        }
         if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED))
                 g_error ("%s", error->message);
 
         g_test_add_func ("/mount/large/write", test_write_through_mount);
         g_test_add_func ("/mount/large/read", test_read_through_mount);
         g_test_add_func ("/mount/large/odd-sizes", test_odd_sizes);
+        g_test_add_func ("/mount/large/shm-used", test_shm_used);
         ret = g_test_run ();
 
         mount_harness_free (harness);
         rm[2] = host_dir;
         mount_harness_run (NULL, rm, NULL, NULL);
+        if (shm_path) {
+                g_autofree char *dir = g_path_get_dirname (shm_path);
+                g_unlink (shm_path);
+                g_rmdir (dir);
+        }
         g_free (host_dir);
         return ret;
 }

@@ -918,6 +918,63 @@ test_protected_configured (void)
         }
 }
 
+/* File contents through shared memory: only the span a request names, never the header,
+ * never past the region; the guest's bytes are data, nothing else. */
+static void
+test_shm_bounds (void)
+{
+        g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW);
+        const size_t size = FS_SHM_HEADER + 2 * 1024 * 1024;
+        g_autofree uint8_t *shm = g_malloc0 (size);
+        g_autofree char *text = NULL;
+        FsEntry share;
+        uint64_t h;
+        FsReader r;
+
+        fs_server_set_shm (c->server, shm, size);
+        share = walk (c, "s");
+        g_assert_cmpint (fs_client_create (c, share.node, "f", 0644, FS_O_RDWR, NULL, &h), ==, 0);
+        memcpy (shm + FS_SHM_HEADER, "through shared memory", 21);
+        {
+                FsRequest q = {
+                        .op = FS_OP_WRITE_SHM, .handle = h, .size = 21, .shm_offset = FS_SHM_HEADER
+                };
+                g_assert_cmpint (fs_client_call (c, &q, &r), ==, 0);
+                g_assert_cmpuint (fs_read_u32 (&r), ==, 21);
+                /* the header, past the end of the region, a size over the limit */
+                q.shm_offset = 0;
+                g_assert_cmpint (fs_client_call (c, &q, NULL), ==, -EINVAL);
+                q.shm_offset = (uint32_t) (size - 10);
+                g_assert_cmpint (fs_client_call (c, &q, NULL), ==, -EINVAL);
+                q.shm_offset = FS_SHM_HEADER;
+                q.size = FS_MAX_IO + 1;
+                g_assert_cmpint (fs_client_call (c, &q, NULL), ==, -EINVAL);
+        }
+        {
+                FsRequest q = { .op = FS_OP_READ_SHM,
+                                .handle = h,
+                                .size = 100,
+                                .shm_offset = FS_SHM_HEADER + 4096 };
+                g_assert_cmpint (fs_client_call (c, &q, &r), ==, 0);
+                g_assert_cmpuint (fs_read_u32 (&r), ==, 21);
+                g_assert_cmpmem (shm + FS_SHM_HEADER + 4096, 21, "through shared memory", 21);
+                q.shm_offset = (uint32_t) (size - 50);
+                g_assert_cmpint (fs_client_call (c, &q, NULL), ==, -EINVAL);
+        }
+        fs_client_release (c, h);
+        text = fs_client_host_read (c, "f");
+        g_assert_cmpstr (text, ==, "through shared memory");
+        /* Without a region, the requests are refused. */
+        fs_server_set_shm (c->server, NULL, 0);
+        g_assert_cmpint (fs_client_open (c, walk (c, "s/f").node, FS_O_RDONLY, &h), ==, 0);
+        {
+                FsRequest q = {
+                        .op = FS_OP_READ_SHM, .handle = h, .size = 10, .shm_offset = FS_SHM_HEADER
+                };
+                g_assert_cmpint (fs_client_call (c, &q, NULL), ==, -EINVAL);
+        }
+}
+
 /* 10. Every fd of the server is close-on-exec ------------------------------------------------- */
 
 static void
@@ -1111,6 +1168,7 @@ main (int argc, char **argv)
         g_test_add_func ("/mount-server/readdir-bounded", test_readdir_bounded);
         g_test_add_func ("/mount-server/live-changes", test_live_changes);
         g_test_add_func ("/mount-server/protected-configured", test_protected_configured);
+        g_test_add_func ("/mount-server/shm-bounds", test_shm_bounds);
         g_test_add_func ("/mount-server/fds-cloexec", test_fds_cloexec);
         return g_test_run ();
 }

@@ -62,6 +62,8 @@ static void
 tweak_shares (CorralDomainConfig *c)
 {
         c->fs_socket = "/run/corral/vms/test/fs.sock";
+        c->fs_shm_name = "corral-fs-0123456789abcdef";
+        c->fs_shm_mib = 16;
 }
 
 static void
@@ -173,6 +175,9 @@ REFUSE (r_socket_long,
 REFUSE (r_vnc_del, c->vnc_socket = "/run/vnc\x7f.sock")
 REFUSE (r_fs_relative, c->fs_socket = "fs.sock")
 REFUSE (r_fs_newline, c->fs_socket = "/run/fs\n.sock")
+REFUSE (r_shm_name, c->fs_shm_name = "../../etc/x"; c->fs_shm_mib = 20)
+REFUSE (r_shm_size, c->fs_shm_name = "corral-fs-x"; c->fs_shm_mib = 100000)
+REFUSE (r_shm_pow2, c->fs_shm_name = "corral-fs-x"; c->fs_shm_mib = 20)
 REFUSE (r_cmdline_newline, c->cmdline = "console=ttyS0\ninit=/bin/sh")
 REFUSE (r_image_quote, c->image_name = "minimal'")
 REFUSE (r_sha_lt, c->manifest_sha256 = "abc<def")
@@ -201,6 +206,9 @@ static const RefusalCase refusal_cases[] = {
         { "vnc-del", r_vnc_del },
         { "fs-relative", r_fs_relative },
         { "fs-newline", r_fs_newline },
+        { "shm-name", r_shm_name },
+        { "shm-size", r_shm_size },
+        { "shm-power-of-two", r_shm_pow2 },
         { "cmdline-newline", r_cmdline_newline },
         { "image-quote", r_image_quote },
         { "sha-lt", r_sha_lt },

@@ -113,6 +113,17 @@ test_codec_refusals (void)
                           .node = 2,
                           .set = { .valid = FS_SET_ATIME, .atime_ns = 1000000000 } },
                         { .op = FS_OP_FSYNC, .handle = 1, .flags = 2 },
+                        /* shared memory: the header page, past the largest region, too big */
+                        { .op = FS_OP_READ_SHM, .handle = 1, .size = 10, .shm_offset = 0 },
+                        { .op = FS_OP_WRITE_SHM, .handle = 1, .size = 10, .shm_offset = 100 },
+                        { .op = FS_OP_WRITE_SHM,
+                          .handle = 1,
+                          .size = 4096,
+                          .shm_offset = FS_SHM_MAX - 100 },
+                        { .op = FS_OP_READ_SHM,
+                          .handle = 1,
+                          .size = FS_MAX_IO + 1,
+                          .shm_offset = FS_SHM_HEADER },
                 };
                 for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
                         fs_writer_init (&w, buf, sizeof buf);

@@ -72,7 +72,7 @@ run ': > /workspace/nd/keep.txt' 2>/dev/null && fail "emptied a file in a no-del
 run 'echo edited > /workspace/nd/.keep.tmp && mv /workspace/nd/.keep.tmp /workspace/nd/keep.txt' ||
 	fail "an editor's save (write, rename over) failed in a no-delete share"
 [ "$(cat "$DATA/nd/keep.txt")" = "edited" ] || fail "the save did not reach the host"
-ls "$STATE"/corral/vms/mtest/kept/nd/*keep.txt >/dev/null 2>&1 || fail "the old version was not kept"
+ls "$STATE"/corral/kept/mtest/nd/*keep.txt >/dev/null 2>&1 || fail "the old version was not kept"
 grep -q '"op":"unlink","path":"keep.txt","result":"refused","rule":"no-delete"' \
 	"$STATE"/corral/vms/mtest/audit.jsonl || fail "the refused delete is not in the audit log"
 
@@ -127,7 +127,11 @@ runs 'python3 /workspace/proj/write.py' || fail "python writing files in a share
 [ "$(cat "$DATA/proj/py/f1.txt")" = saved ] || fail "python's replace did not reach the host"
 [ "$(ls "$DATA/proj/py" | wc -l)" = 50 ] || fail "python's files are not all on the host"
 "$CTL" vm destroy mstd >/dev/null 2>&1
-"$CTL" vm rm mstd >/dev/null 2>&1
+"$CTL" vm rm mstd || fail "vm rm"
+[ -e "$STATE/corral/vms/mstd" ] && fail "vm rm left the VM folder"
+shm="/dev/shm/corral-fs-$(printf %s "$STATE/corral/vms/mstd" | sha256sum | cut -c1-16)"
+[ -e "$shm" ] && fail "vm rm left the shared-folder memory $shm"
+ls "$STATE"/corral/kept/mtest/nd/*keep.txt >/dev/null 2>&1 || fail "vm rm removed kept versions"
 
 log "PASS"
 exit 0
