@@ -16,6 +16,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -593,6 +594,14 @@ int
 main (int argc, char **argv)
 {
         g_test_init (&argc, &argv, NULL);
+        if (g_getenv ("CORRAL_VALGRIND")) {
+                /* The scripted server is a thread of this process and the mount is served
+                 * through it: valgrind runs one thread at a time and keeps its lock across
+                 * stat() and open(), so a syscall on the mount waits forever for the server.
+                 * The ASan run covers this test instead. */
+                printf ("1..0 # SKIP in-process FUSE server under valgrind\n");
+                return 0;
+        }
         /* The scripted server writes to a client that may have hung up already (that is what
          * some cases test): a closed socket is an error return here, not a signal. */
         signal (SIGPIPE, SIG_IGN);

@@ -260,13 +260,18 @@ static void
 test_toctou_exchange (void)
 {
         g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW);
-        /* SECURITY-TESTS.md asks for 10^5; valgrind makes each one ~50x slower. */
-        guint iterations = g_getenv ("CORRAL_VALGRIND") ? 5000 : 100000;
+        /* SECURITY-TESTS.md asks for 10^5 (the gcc and ASan runs). Valgrind runs one thread
+         * at a time, so the race this test needs cannot happen there: it is skipped. */
+        guint iterations = 100000;
         Swapper sw = { 0 };
         pthread_t thread;
         guint created = 0, refused = 0;
         FsEntry share, sub;
 
+        if (g_getenv ("CORRAL_VALGRIND")) {
+                g_test_skip ("valgrind serialises the threads this race needs");
+                return;
+        }
         fs_client_host_write (c, "d/sub/file", "inside");
         sw.dir_path = fs_client_host (c, "d");
         sw.link_path = fs_client_host (c, "l");
@@ -531,7 +536,10 @@ test_no_delete (void)
         fs_client_host_write (c, "file", "precious");
         fs_client_host_write (c, "empty", "");
         fs_client_host_write (c, "dir/inner", "x");
-        g_assert_cmpint (g_mkdir (fs_client_host (c, "emptydir"), 0755), ==, 0);
+        {
+                g_autofree char *emptydir = fs_client_host (c, "emptydir");
+                g_assert_cmpint (g_mkdir (emptydir, 0755), ==, 0);
+        }
         share = walk (c, "s");
         other = walk (c, "other");
         file = walk (c, "s/file");
