@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "corral-shares.h"
+#include "corral-vm-host.h"
 #include "corralctl-vm.h"
 
 #define EXIT_CTL 125
@@ -83,27 +84,28 @@ corralctl_share_add_spec (const char *vm_dir, const char *spec, GError **error)
         return TRUE;
 }
 
+/* The VM's folder, from the host selection alone: share commands never need libvirt (the file
+ * server and shares.json are all in the folder). */
 static char *
 vm_dir_for (const char *vm, GError **error)
 {
-        g_autoptr (CorralVmManager) m = corralctl_vm_open_manager (error);
-        g_autoptr (GAsyncResult) res = NULL;
-        g_autoptr (CorralVmInfo) info = NULL;
+        g_autoptr (CorralHostSelection) sel = corral_host_select_default (error);
+        g_autofree char *dir = NULL;
 
-        if (!m)
+        if (!sel)
                 return NULL;
-        corral_vm_manager_lookup_async (m, vm, NULL, corralctl_got_result, &res);
-        info = corral_vm_manager_lookup_finish (m, corralctl_wait_for (&res), error);
-        if (!info)
-                return NULL;
-        if (!info->vm_dir) {
-                g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                             _ ("VM “%s” was created by an older Corral and has no shared folders; "
-                                "create a new VM"),
-                             vm);
+        if (!*vm || strchr (vm, '/') || g_str_equal (vm, ".") || g_str_equal (vm, "..")) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                             _ ("“%s” is not a VM name"), vm);
                 return NULL;
         }
-        return g_strdup (info->vm_dir);
+        dir = g_build_filename (sel->state_dir, "vms", vm, NULL);
+        if (!g_file_test (dir, G_FILE_TEST_IS_DIR)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                             _ ("There is no VM named “%s” (see “corralctl vm ls”)"), vm);
+                return NULL;
+        }
+        return g_steal_pointer (&dir);
 }
 
 static int
@@ -135,7 +137,6 @@ corralctl_share_main (int argc, char **argv)
         g_autofree char *vm_dir = NULL, *given = NULL;
         FsMode mode = FS_MODE_RO;
 
-        corral_vm_manager_quiet_libvirt_logs ();
         for (int i = 2; i < argc; i++) {
                 if (g_str_equal (argv[i], "--mode") && i + 1 < argc)
                         mode_text = argv[++i];

@@ -132,7 +132,7 @@ main (int argc, char **argv)
         const char *mib_env = g_getenv ("BENCH_MOUNTS_MIB");
         guint mib = mib_env && atoi (mib_env) > 0 ? (guint) atoi (mib_env) : 256;
         g_autofree char *ours = NULL, *vfs = NULL, *fs_sock = NULL, *vfs_sock = NULL;
-        g_autofree char *overlay = NULL, *cmd = NULL, *spec = NULL, *drive = NULL;
+        g_autofree char *overlay = NULL, *cmd = NULL, *drive = NULL;
         g_autofree char *fs_dev = NULL, *fs_chardev = NULL, *vfs_chardev = NULL;
         g_autofree char *shm = NULL, *shm_object = NULL;
         g_autoptr (CorralAgentClient) client = NULL;
