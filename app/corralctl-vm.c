@@ -7,6 +7,7 @@
  */
 #include "corralctl-vm.h"
 
+#include "corral-egress-vm.h"
 #include "corral-image.h"
 #include "corral-process.h"
 #include "corral-vm-disk.h"
@@ -76,6 +77,8 @@ ready_image (const char *name, GError **error)
 
 /* Warm pool ---------------------------------------------------------------------------------- */
 
+static void ensure_services (CorralVmManager *m, const char *name);
+
 /* Returns the exit status, or -1 when the pool is empty (the caller boots normally). */
 static int
 take_from_pool (CorralVmManager *m, const char *name)
@@ -92,6 +95,7 @@ take_from_pool (CorralVmManager *m, const char *name)
                 g_print ("%s: running (warm pool VM %s, agent %s)\n", name, vm_name,
                          corral_agent_client_get_agent_version (client));
                 corral_agent_client_close (client);
+                ensure_services (m, name);
                 return 0;
         }
         if (!g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM))
@@ -229,6 +233,8 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
         for (guint i = 0; i < shares->len; i++)
                 if (!corralctl_share_add_spec (info->vm_dir, shares->pdata[i], &error))
                         return report (error);
+        if (!corral_egress_vm_ensure (info->vm_dir, &error))
+                g_printerr (_ ("corralctl: the VM has no network: %s\n"), error->message);
         return 0;
 }
 
@@ -369,17 +375,22 @@ static const struct {
         { "rm", CORRAL_VM_OP_REMOVE },
 };
 
-/* A VM that (re)started needs its file server: its port is new. */
+/* A VM that (re)started needs its file server and its network proxy: their ports are new. */
 static void
-ensure_shares (CorralVmManager *m, const char *name)
+ensure_services (CorralVmManager *m, const char *name)
 {
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (CorralVmInfo) info = NULL;
 
         corral_vm_manager_lookup_async (m, name, NULL, corralctl_got_result, &res);
         info = corral_vm_manager_lookup_finish (m, corralctl_wait_for (&res), NULL);
-        if (info && info->vm_dir && info->state == CORRAL_VM_STATE_RUNNING)
+        if (info && info->vm_dir && info->state == CORRAL_VM_STATE_RUNNING) {
+                g_autoptr (GError) error = NULL;
+
                 corralctl_share_ensure (info->vm_dir);
+                if (!corral_egress_vm_ensure (info->vm_dir, &error))
+                        g_printerr (_ ("corralctl: the VM has no network: %s\n"), error->message);
+        }
 }
 
 static int
@@ -435,7 +446,7 @@ corralctl_vm_main (int argc, char **argv)
                                             corralctl_got_result, &res);
                 if (!corral_vm_manager_op_finish (m, corralctl_wait_for (&res), &error))
                         return report (error);
-                ensure_shares (m, argv[2]);
+                ensure_services (m, argv[2]);
                 return 0;
         }
         return usage ();
@@ -458,8 +469,9 @@ corralctl_vm_connect (const char *name,
         client = corral_agent_client_new ();
         if (!connect_client (m, name, client, error))
                 return FALSE;
-        /* Re-attach: the file server may have gone (it exits with the VM's port). */
-        ensure_shares (m, name);
+        /* Re-attach: the file server and the network proxy may have gone (they exit with the
+         * VM's ports). */
+        ensure_services (m, name);
         *ret_manager = g_steal_pointer (&m);
         *ret_client = g_steal_pointer (&client);
         return TRUE;

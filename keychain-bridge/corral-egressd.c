@@ -1,14 +1,20 @@
 /* corral-egressd — the host egress proxy as a process: serves one session's policy on a unix
  * socket or a loopback TCP port.
  *
- *   corral-egressd --policy FILE (--unix PATH | --tcp 127.0.0.1:PORT) [--audit FILE]
- *                  [--stream-fd N] [--secret NAME…] [--placeholders-out FILE]
+ *   corral-egressd --policy FILE [--unix PATH | --tcp 127.0.0.1:PORT] [--audit FILE]
+ *                  [--stream-fd N | --connect SOCKET [--lock FILE]]
+ *                  [--secret NAME… | --all-secrets] [--placeholders-out FILE]
  *                  [--session-ca-out FILE] [--upstream-ca FILE]
  *
  * --stream-fd serves a guest's channel stream (NET-PROTOCOL.md) besides the listener.
- * --secret binds keychain secrets for this session: their placeholders are written as
- * NAME=placeholder lines to --placeholders-out (0600), the session CA the guest must trust to
- * --session-ca-out. A locked or missing keychain stops the daemon before it serves anything.
+ * --connect serves a VM's network port through QEMU's unix socket, hands the guest proxy its
+ * session (a fresh proxy token, the placeholders, the session CA) when it asks, and exits when
+ * the VM is gone; --lock makes it the only one per VM.
+ * --secret binds keychain secrets for this session (--all-secrets: every secret in the
+ * keychain): their placeholders are written as NAME=placeholder lines to --placeholders-out
+ * (0600), the session CA the guest must trust to --session-ca-out. A locked or missing keychain
+ * stops the daemon before it serves anything, except with --all-secrets, where it serves
+ * without credentials and says so (nothing is ever sent in their place).
  *
  * The policy file is reloaded when it changes and on SIGHUP; changes apply at once, also to
  * open connections. A policy file that cannot be read or parsed makes the proxy refuse
@@ -21,8 +27,14 @@
 #include <gio/gunixsocketaddress.h>
 #include <glib-unix.h>
 #include <glib/gi18n.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <stdio.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "corral-secret-store.h"
+#include "proto.h"
 
 static char *opt_policy;
 static char *opt_unix;
@@ -33,6 +45,9 @@ static char **opt_secrets;
 static char *opt_placeholders_out;
 static char *opt_ca_out;
 static char *opt_upstream_ca;
+static char *opt_connect;
+static char *opt_lock;
+static gboolean opt_all_secrets;
 
 static const GOptionEntry entries[] = {
         { "policy", 0, 0, G_OPTION_ARG_FILENAME, &opt_policy, N_ ("Policy file (JSON)"),
@@ -53,45 +68,113 @@ static const GOptionEntry entries[] = {
           N_ ("Write the session CA (PEM) here"), N_ ("FILE") },
         { "upstream-ca", 0, 0, G_OPTION_ARG_FILENAME, &opt_upstream_ca,
           N_ ("Also trust these CA certificates upstream"), N_ ("FILE") },
+        { "connect", 0, 0, G_OPTION_ARG_FILENAME, &opt_connect,
+          N_ ("Serve the VM network port behind this unix socket"), N_ ("SOCKET") },
+        { "lock", 0, 0, G_OPTION_ARG_FILENAME, &opt_lock,
+          N_ ("Hold this lock while running; exit at once if it is taken"), N_ ("FILE") },
+        { "all-secrets", 0, 0, G_OPTION_ARG_NONE, &opt_all_secrets,
+          N_ ("Bind every secret in the keychain"), NULL },
         { NULL }
 };
 
-/* Keychain secrets -> bindings; their placeholders and the session CA for the guest. */
+/* The secrets to bind: --secret, or with --all-secrets every one in the keychain. A keychain
+ * that cannot be listed then means no credentials, said once (fail closed: nothing is bound). */
+static char **
+secret_names (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) list = NULL;
+        g_autoptr (GStrvBuilder) names = g_strv_builder_new ();
+
+        if (!opt_all_secrets)
+                return g_strdupv (opt_secrets);
+        list = corral_secret_store_list_sync (NULL, &error);
+        if (!list) {
+                g_printerr ("corral-egressd: %s; no credentials in this session\n", error->message);
+                return NULL;
+        }
+        for (guint i = 0; i < list->len; i++)
+                g_strv_builder_add (names,
+                                    ((CorralSecretInfo *) g_ptr_array_index (list, i))->name);
+        return g_strv_builder_end (names);
+}
+
+/* Keychain secrets -> bindings; their placeholders (ret_env) and the session CA (ret_pem,
+ * NULL without bindings) for the guest. */
 static gboolean
-setup_credentials (CorralEgressProxy *proxy, GError **error)
+setup_credentials (CorralEgressProxy *proxy, char ***ret_env, char **ret_pem, GError **error)
 {
         g_autoptr (CorralEgressCredentials) creds = corral_egress_credentials_new ();
         g_autofree char *pem = NULL, *lines = NULL;
-        g_auto (GStrv) env = NULL;
+        g_auto (GStrv) env = NULL, names = NULL;
 
         if (opt_upstream_ca &&
             !corral_egress_proxy_set_upstream_ca_file (proxy, opt_upstream_ca, error))
                 return FALSE;
-        if (!opt_secrets)
-                return TRUE;
-        if (!corral_egress_credentials_add_from_keychain (creds, (const char *const *) opt_secrets,
-                                                          NULL, error) ||
-            !corral_egress_proxy_set_credentials (proxy, creds, error))
-                return FALSE;
+        names = secret_names ();
+        if (names && names[0]) {
+                if (!corral_egress_credentials_add_from_keychain (
+                            creds, (const char *const *) names, NULL, error) ||
+                    !corral_egress_proxy_set_credentials (proxy, creds, error) ||
+                    !(pem = corral_egress_proxy_dup_ca_pem (proxy, error)))
+                        return FALSE;
+        }
         env = corral_egress_credentials_dup_environ (creds);
         lines = g_strjoinv ("\n", env);
         if (opt_placeholders_out &&
             !g_file_set_contents_full (opt_placeholders_out, lines, -1,
                                        G_FILE_SET_CONTENTS_CONSISTENT, 0600, error))
                 return FALSE;
-        if (opt_ca_out && (!(pem = corral_egress_proxy_dup_ca_pem (proxy, error)) ||
-                           !g_file_set_contents_full (opt_ca_out, pem, -1,
-                                                      G_FILE_SET_CONTENTS_CONSISTENT, 0644, error)))
+        if (opt_ca_out && pem &&
+            !g_file_set_contents_full (opt_ca_out, pem, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644,
+                                       error))
                 return FALSE;
+        *ret_env = g_steal_pointer (&env);
+        *ret_pem = g_steal_pointer (&pem);
         return TRUE;
+}
+
+/* --connect: the guest proxy's session, with a proxy token of its own. */
+static gboolean
+setup_guest_session (CorralEgressProxy *proxy, char **env, const char *pem, GError **error)
+{
+        char token[2 * 24 + 1];
+
+        if (proto_random_hex (token, 24) < 0) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _ ("No randomness for a token"));
+                return FALSE;
+        }
+        return corral_egress_proxy_set_guest_session (proxy, token, (const char *const *) env, pem,
+                                                      error);
+}
+
+/* Only one daemon per VM: the lock is kept (open) until exit. FALSE when another holds it. */
+static gboolean
+take_lock (void)
+{
+        int fd = open (opt_lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+        return fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+static gboolean
+on_guest_gone (gpointer user_data)
+{
+        g_main_loop_quit (user_data);
+        return G_SOURCE_REMOVE;
 }
 
 static void
 reload (CorralEgressProxy *proxy)
 {
         g_autoptr (GError) error = NULL;
-        g_autoptr (CorralEgressPolicy) policy = corral_egress_policy_load_file (opt_policy, &error);
+        g_autoptr (CorralEgressPolicy) policy = NULL;
 
+        /* No file yet: the default of a new VM (corralctl net), an allowlist without rules. */
+        if (!g_file_test (opt_policy, G_FILE_TEST_EXISTS))
+                policy = corral_egress_policy_new (CORRAL_EGRESS_PRESET_ALLOWLIST);
+        else
+                policy = corral_egress_policy_load_file (opt_policy, &error);
         if (!policy) {
                 g_printerr ("corral-egressd: %s; refusing all traffic until it is fixed\n",
                             error->message);
@@ -154,6 +237,42 @@ listen_address (GError **error)
         return g_steal_pointer (&sa);
 }
 
+static gboolean
+serve (CorralEgressProxy *proxy, GMainLoop *loop, GError **error)
+{
+        g_auto (GStrv) env = NULL;
+        g_autofree char *pem = NULL;
+
+        if (!setup_credentials (proxy, &env, &pem, error))
+                return FALSE;
+        if (opt_stream_fd >= 0 && !corral_egress_proxy_serve_stream (proxy, opt_stream_fd, error))
+                return FALSE;
+        if (opt_connect &&
+            (!setup_guest_session (proxy, env, pem, error) ||
+             !corral_egress_proxy_connect_guest (proxy, opt_connect, on_guest_gone, loop, error)))
+                return FALSE;
+        return TRUE;
+}
+
+static gboolean
+listen_if_asked (CorralEgressProxy *proxy, GError **error)
+{
+        g_autoptr (GSocketAddress) addr = NULL, bound = NULL;
+
+        if (!opt_unix && !opt_tcp)
+                return TRUE;
+        if (!(addr = listen_address (error)) ||
+            !corral_egress_proxy_listen (proxy, addr, &bound, error))
+                return FALSE;
+        if (G_IS_INET_SOCKET_ADDRESS (bound))
+                g_print ("listening on port %u\n",
+                         g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
+        else
+                g_print ("listening\n");
+        fflush (stdout);
+        return TRUE;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -161,7 +280,6 @@ main (int argc, char **argv)
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralEgressPolicy) none = corral_egress_policy_new (CORRAL_EGRESS_PRESET_NONE);
         g_autoptr (CorralEgressProxy) proxy = corral_egress_proxy_new (none);
-        g_autoptr (GSocketAddress) addr = NULL, bound = NULL;
         g_autoptr (GFile) file = NULL;
         g_autoptr (GFileMonitor) monitor = NULL;
         g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
@@ -169,27 +287,22 @@ main (int argc, char **argv)
         setlocale (LC_ALL, "");
         g_option_context_add_main_entries (context, entries, NULL);
         if (!g_option_context_parse (context, &argc, &argv, &error) || !opt_policy ||
-            !!opt_unix == !!opt_tcp) {
+            (opt_unix && opt_tcp) || (!opt_unix && !opt_tcp && !opt_connect) ||
+            (opt_stream_fd >= 0 && opt_connect)) {
                 g_printerr ("corral-egressd: %s\n",
                             error ? error->message
-                                  : _ ("need --policy FILE and one of --unix or --tcp"));
+                                  : _ ("need --policy FILE and --unix, --tcp or --connect "
+                                       "(--stream-fd and --connect exclude each other)"));
                 return 2;
         }
+        if (opt_lock && !take_lock ())
+                return 0; /* another daemon serves this VM */
         reload (proxy);
-        if (!setup_credentials (proxy, &error)) {
-                g_printerr ("corral-egressd: %s\n", error->message);
-                return 1;
-        }
-        if (opt_stream_fd >= 0 &&
-            !corral_egress_proxy_serve_stream (proxy, opt_stream_fd, &error)) {
-                g_printerr ("corral-egressd: %s\n", error->message);
-                return 1;
-        }
         file = g_file_new_for_path (opt_policy);
         monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, &error);
-        if (!monitor || !(addr = listen_address (&error)) ||
+        if (!monitor ||
             (opt_audit && !corral_egress_proxy_set_audit_path (proxy, opt_audit, &error)) ||
-            !corral_egress_proxy_listen (proxy, addr, &bound, &error)) {
+            !serve (proxy, loop, &error) || !listen_if_asked (proxy, &error)) {
                 g_printerr ("corral-egressd: %s\n", error->message);
                 return 1;
         }
@@ -197,12 +310,6 @@ main (int argc, char **argv)
         g_unix_signal_add (SIGHUP, on_hup, proxy);
         g_unix_signal_add (SIGTERM, on_term, loop);
         g_unix_signal_add (SIGINT, on_term, loop);
-        if (G_IS_INET_SOCKET_ADDRESS (bound))
-                g_print ("listening on port %u\n",
-                         g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
-        else
-                g_print ("listening\n");
-        fflush (stdout);
         g_main_loop_run (loop);
         corral_egress_proxy_shutdown (proxy);
         return 0;

@@ -98,9 +98,15 @@ corral_secret_info_new (const char *name,
                         const char *format,
                         GError **error)
 {
-        g_autoptr (CorralSecretInfo) info = g_new0 (CorralSecretInfo, 1);
-        g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_free);
+        g_autoptr (CorralSecretInfo) info = NULL;
+        g_autoptr (GPtrArray) list = NULL;
 
+        g_return_val_if_fail (name != NULL, NULL);
+        g_return_val_if_fail (header != NULL, NULL);
+        g_return_val_if_fail (format != NULL, NULL);
+
+        info = g_new0 (CorralSecretInfo, 1);
+        list = g_ptr_array_new_with_free_func (g_free);
         if (!valid_name (name)) {
                 invalid (error, _ ("A secret name is 1 to 64 letters, digits or _, not starting "
                                    "with a digit (it becomes an environment variable)"));

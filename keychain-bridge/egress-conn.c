@@ -104,6 +104,11 @@ explain (EgressConn *conn, const char *rule, const char *detail)
                                            "address (%s); only a rule naming that exact address "
                                            "and port can allow it, in Settings → Network"),
                                         host, detail);
+        if (g_str_equal (rule, "host-alias-needs-port"))
+                return g_strdup_printf (_ ("blocked by sandbox: %s is the user's own computer; "
+                                           "only a rule naming it with this port (%s) can allow "
+                                           "it, in Settings → Network"),
+                                        host, detail);
         if (g_str_equal (rule, "unknown-placeholder"))
                 return g_strdup_printf (_ ("blocked by sandbox: the credential token sent to %s is "
                                            "not one of this session's (tokens end with their "
@@ -229,6 +234,17 @@ resolve_checked (EgressConn *conn, CorralEgressPolicy *policy, GResolver *resolv
         g_autoptr (GError) error = NULL;
         GList *addrs;
 
+        if (conn->kind == CORRAL_HOST_NAME && g_str_equal (conn->host, CORRAL_EGRESS_HOST_ALIAS)) {
+                g_autofree char *rule = NULL;
+
+                /* Never from DNS, never opened by a preset or a wildcard. */
+                if (!corral_egress_policy_allows_host_alias (policy, conn->port)) {
+                        rule = g_strdup_printf ("%s:%u", CORRAL_EGRESS_HOST_ALIAS, conn->port);
+                        refuse (conn, 403, "host-alias-needs-port", rule);
+                        return NULL;
+                }
+                return g_list_prepend (NULL, g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4));
+        }
         if (conn->kind == CORRAL_HOST_NAME)
                 addrs = g_resolver_lookup_by_name (resolver, conn->host, conn->cancellable, &error);
         else

@@ -306,6 +306,21 @@ corral_egress_policy_allows_address (const CorralEgressPolicy *policy,
         return FALSE;
 }
 
+gboolean
+corral_egress_policy_allows_host_alias (const CorralEgressPolicy *policy, guint16 port)
+{
+        if (find_rule (policy->deny, CORRAL_EGRESS_HOST_ALIAS, CORRAL_HOST_NAME, port))
+                return FALSE;
+        for (guint i = 0; i < policy->allow->len; i++) {
+                const Rule *r = g_ptr_array_index (policy->allow, i);
+
+                if (!r->wildcard && r->port == port && r->kind == CORRAL_HOST_NAME &&
+                    g_str_equal (r->host, CORRAL_EGRESS_HOST_ALIAS))
+                        return TRUE;
+        }
+        return FALSE;
+}
+
 /* JSON ---------------------------------------------------------------------------------------- */
 
 static gboolean

@@ -69,6 +69,14 @@ gboolean corral_egress_policy_check (const CorralEgressPolicy *policy,
                                      guint16 port,
                                      char **ret_rule);
 
+/* The name under which a VM reaches the host's own loopback (inside the VM, "localhost" is
+ * the VM itself): for a development server on the person's computer. */
+#define CORRAL_EGRESS_HOST_ALIAS "host.corral.internal"
+
+/* TRUE when an allow rule names CORRAL_EGRESS_HOST_ALIAS with exactly this port (no wildcard,
+ * no preset, no rule without a port opens it) and no deny rule matches. */
+gboolean corral_egress_policy_allows_host_alias (const CorralEgressPolicy *policy, guint16 port);
+
 /* TRUE when a non-public address may be used: an allow rule names exactly this address and this
  * port and no deny rule matches it. */
 gboolean corral_egress_policy_allows_address (const CorralEgressPolicy *policy,

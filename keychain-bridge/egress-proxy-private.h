@@ -68,6 +68,7 @@ struct _CorralEgressProxy {
         gnutls_certificate_credentials_t upstream_tls;
         GPtrArray *retired_tls; /* replaced upstream credentials, freed at finalize */
         GPtrArray *streams; /* of EgressStreamServer: guest streams being served */
+        char *guest_session; /* nullable: the egress.hello result (JSON) */
 };
 
 typedef struct _EgressStreamServer EgressStreamServer;

@@ -52,6 +52,7 @@ corral_egress_proxy_finalize (GObject *object)
         if (self->upstream_tls)
                 gnutls_certificate_free_credentials (self->upstream_tls);
         g_free (self->upstream_ca_file);
+        g_free (self->guest_session);
         g_hash_table_unref (self->conns);
         g_ptr_array_unref (self->streams);
         g_clear_object (&self->stopping);

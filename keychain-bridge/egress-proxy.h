@@ -74,6 +74,24 @@ char *corral_egress_proxy_dup_ca_pem (CorralEgressProxy *self, GError **error);
  * (NET-PROTOCOL.md) is handled as a client connection. Runs on a thread until EOF or shutdown. */
 gboolean corral_egress_proxy_serve_stream (CorralEgressProxy *self, int fd, GError **error);
 
+/* The session the guest proxy asks for (egress.hello, NET-PROTOCOL.md "Sessions"): its proxy
+ * token, the placeholder environment (NAME=placeholder strings, nullable) and the session CA
+ * (PEM, nullable). Streams started afterwards hand it out. */
+gboolean corral_egress_proxy_set_guest_session (CorralEgressProxy *self,
+                                                const char *token,
+                                                const char *const *env_lines,
+                                                const char *ca_pem,
+                                                GError **error);
+
+/* Serves a VM's network port through QEMU's unix socket at socket_path, reconnecting after a
+ * broken stream; when the socket is gone (the VM stopped), on_end runs once in the caller's
+ * thread-default main context. */
+gboolean corral_egress_proxy_connect_guest (CorralEgressProxy *self,
+                                            const char *socket_path,
+                                            GSourceFunc on_end,
+                                            gpointer user_data,
+                                            GError **error);
+
 guint corral_egress_proxy_get_active (CorralEgressProxy *self);
 
 /* Stops listening, cancels every connection and waits for their threads. Also run by dispose. */

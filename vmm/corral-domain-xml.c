@@ -223,13 +223,15 @@ check_config (const CorralDomainConfig *c, GError **error)
             !check_path (c->console_log, "console log", FALSE, error) ||
             !check_path (c->vm_dir, "VM folder", FALSE, error) ||
             !check_path (c->vnc_socket, "VNC socket", TRUE, error) ||
-            !check_path (c->fs_socket, "shared-folder socket", TRUE, error))
+            !check_path (c->fs_socket, "shared-folder socket", TRUE, error) ||
+            !check_path (c->net_socket, "network socket", TRUE, error))
                 return FALSE;
         if (c->transport == CORRAL_TRANSPORT_VIRTIO_SERIAL &&
             !check_path (c->agent_socket, "agent socket", FALSE, error))
                 return FALSE;
         if ((c->agent_socket && strlen (c->agent_socket) > CORRAL_SOCKET_PATH_MAX) ||
             (c->fs_socket && strlen (c->fs_socket) > CORRAL_SOCKET_PATH_MAX) ||
+            (c->net_socket && strlen (c->net_socket) > CORRAL_SOCKET_PATH_MAX) ||
             (c->vnc_socket && strlen (c->vnc_socket) > CORRAL_SOCKET_PATH_MAX))
                 return refuse (error, "socket path", "is longer than a unix socket allows");
         if (c->fs_shm_name &&
@@ -308,6 +310,13 @@ write_devices (XmlWriter *w, const CorralDomainConfig *c)
                 xml_open (w, "channel", "type", "unix", NULL);
                 xml_empty (w, "source", "mode", "bind", "path", c->fs_socket, NULL);
                 xml_empty (w, "target", "type", "virtio", "name", CORRAL_FS_PORT_NAME, NULL);
+                xml_close (w, "channel");
+        }
+        if (c->net_socket) {
+                /* The VM has no network card: this port to the host egress proxy is its way out. */
+                xml_open (w, "channel", "type", "unix", NULL);
+                xml_empty (w, "source", "mode", "bind", "path", c->net_socket, NULL);
+                xml_empty (w, "target", "type", "virtio", "name", CORRAL_NET_PORT_NAME, NULL);
                 xml_close (w, "channel");
         }
         if (c->fs_shm_name) {

@@ -16,6 +16,7 @@ G_BEGIN_DECLS
 #define CORRAL_AGENT_PORT_NAME "org.corral.agent.0"
 /* Shared folders (proto/FS-PROTOCOL.md): always a virtio-serial port, whatever the agent uses. */
 #define CORRAL_FS_PORT_NAME "org.corral.fs.0"
+#define CORRAL_NET_PORT_NAME "org.corral.net.0"
 #define CORRAL_METADATA_NS "https://corral.dev/xmlns/libvirt/vm/1"
 #define CORRAL_METADATA_PREFIX "corral"
 #define CORRAL_NAME_MAX 64
@@ -45,6 +46,7 @@ typedef struct {
         CorralTransport transport;
         const char *agent_socket; /* virtio-serial only: the channel's unix socket */
         const char *fs_socket; /* nullable: the shared-folder port's unix socket */
+        const char *net_socket; /* nullable: the network port's unix socket (corral-egressd) */
         const char *fs_shm_name; /* nullable: ivshmem for file contents (/dev/shm/NAME) */
         guint fs_shm_mib;
         const char *console_log;

@@ -383,6 +383,7 @@ build_xml (CorralVmManager *self, const CorralVmSpec *spec, const char *vm_dir, 
         g_autofree char *log = g_build_filename (vm_dir, "console.log", NULL);
         g_autofree char *vnc = g_build_filename (vm_dir, "vnc.sock", NULL);
         g_autofree char *fs = g_build_filename (vm_dir, "fs.sock", NULL);
+        g_autofree char *net = g_build_filename (vm_dir, "net.sock", NULL);
         g_autofree char *fs_shm = corral_fs_shm_name (vm_dir);
         CorralDomainConfig c = {
                 .name = dname,
@@ -400,6 +401,8 @@ build_xml (CorralVmManager *self, const CorralVmSpec *spec, const char *vm_dir, 
                 .console_log = log,
                 /* Every VM gets the shared-folder port, so folders can be shared later. */
                 .fs_socket = fs,
+                /* ... and the network port, so its network can be turned on later. */
+                .net_socket = net,
                 .fs_shm_name = fs_shm,
                 .fs_shm_mib = CORRAL_FS_SHM_MIB,
                 .vnc_socket = spec->vnc ? vnc : NULL,

@@ -22,6 +22,10 @@
 #define AGENT_MAX_WAITERS 256
 #define AGENT_MAX_ARGV 4096
 #define AGENT_MAX_ENV 4096
+/* The network proxy's variables for every command (keychain-bridge/guest/netsession.h). */
+#define AGENT_NET_ENV "/run/corral/net.env"
+#define AGENT_NET_ENV_MAX_BYTES (64 * 1024)
+#define AGENT_NET_ENV_MAX_ENTRIES 128
 #define AGENT_RING_DEFAULT (64u * 1024u)
 #define AGENT_RING_MIN 4096u
 #define AGENT_RING_MAX (16u * 1024u * 1024u)
@@ -107,6 +111,7 @@ struct Agent {
         int opt_fd;
         uint32_t window;
         const char *default_user; /* NULL: "corral", falling back to "nobody" */
+        const char *net_env; /* NULL: AGENT_NET_ENV */
         bool is_root;
         char boot_id[PROTO_NONCE_HEX_LEN + 1];
         uint64_t orig_nofile_soft, orig_nofile_hard;

@@ -6,11 +6,13 @@
 #include "proc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_GROUPS 65536
@@ -152,10 +154,69 @@ env_set (char **env, size_t *n, size_t max, const char *key, const char *value)
         return 0;
 }
 
+static bool
+env_has (char *const *env, size_t n, const char *key, size_t klen)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strncmp (env[i], key, klen) == 0 && env[i][klen] == '=')
+                        return true;
+        return false;
+}
+
+static bool
+env_key_ok (const char *key, size_t len)
+{
+        if (len == 0 || len > 64 || (key[0] >= '0' && key[0] <= '9'))
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!((key[i] >= 'a' && key[i] <= 'z') || (key[i] >= 'A' && key[i] <= 'Z') ||
+                      (key[i] >= '0' && key[i] <= '9') || key[i] == '_'))
+                        return false;
+        return true;
+}
+
+/* Reads the network proxy's variables (the proxy URLs with the session token, placeholders).
+ * Only a file that no command could have written counts: owned by root (or us), not writable
+ * by group or others. They never replace what is already set. */
+static int
+add_net_env (Agent *a, char **env, size_t *n, size_t max)
+{
+        int fd = open (a->net_env ? a->net_env : AGENT_NET_ENV, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        char *buf = NULL, *save = NULL;
+        struct stat st;
+        ssize_t len;
+        int r = 0, lines = 0;
+
+        if (fd < 0)
+                return 0; /* no network session (yet) */
+        if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) ||
+            (st.st_uid != 0 && st.st_uid != geteuid ()) || (st.st_mode & 022) ||
+            st.st_size > AGENT_NET_ENV_MAX_BYTES || !(buf = malloc ((size_t) st.st_size + 1))) {
+                close (fd);
+                return 0;
+        }
+        len = read (fd, buf, (size_t) st.st_size);
+        close (fd);
+        buf[len > 0 ? len : 0] = '\0';
+        for (char *line = strtok_r (buf, "\n", &save); line && r == 0;
+             line = strtok_r (NULL, "\n", &save)) {
+                char *eq = strchr (line, '=');
+
+                if (!eq || !env_key_ok (line, (size_t) (eq - line)) ||
+                    env_has (env, *n, line, (size_t) (eq - line)) ||
+                    ++lines > AGENT_NET_ENV_MAX_ENTRIES)
+                        continue;
+                *eq = '\0';
+                r = env_set (env, n, max, line, eq + 1);
+        }
+        free (buf);
+        return r;
+}
+
 char **
 build_env (Agent *a, uint64_t id, const cJSON *params, const User *u, bool pty)
 {
-        const size_t max = AGENT_MAX_ENV + 8;
+        const size_t max = AGENT_MAX_ENV + 8 + AGENT_NET_ENV_MAX_ENTRIES;
         const cJSON *env = NULL, *item;
         char **v;
         size_t n = 0;
@@ -180,7 +241,8 @@ build_env (Agent *a, uint64_t id, const cJSON *params, const User *u, bool pty)
             env_set (v, &n, max, "LOGNAME", u->name) < 0 ||
             env_set (v, &n, max, "SHELL", "/bin/sh") < 0 ||
             env_set (v, &n, max, "LANG", "C.UTF-8") < 0 ||
-            (pty && env_set (v, &n, max, "TERM", "xterm-256color") < 0))
+            (pty && env_set (v, &n, max, "TERM", "xterm-256color") < 0) ||
+            add_net_env (a, v, &n, max) < 0)
                 goto oom;
         cJSON_ArrayForEach (item, env) {
                 if (!item->string || !item->string[0] || strchr (item->string, '=') ||

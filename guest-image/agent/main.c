@@ -19,7 +19,7 @@ usage (FILE *f)
 {
         fputs ("Usage: corral-agent (--fd N | --stdio | --unix PATH | --vsock PORT | --serial "
                "PATH)\n"
-               "                    [--user NAME] [--window BYTES] [--verbose]\n"
+               "                    [--user NAME] [--net-env FILE] [--window BYTES] [--verbose]\n"
                "\n"
                "  --fd N         speak the protocol on the inherited stream fd N\n"
                "  --stdio        speak the protocol on stdin/stdout\n"
@@ -29,6 +29,8 @@ usage (FILE *f)
                "/dev/virtio-ports/org.corral.agent.0\n"
                "  --user NAME    default user for exec when running as root\n"
                "                 (default: corral, or nobody if corral does not exist)\n"
+               "  --net-env FILE variables every command gets, written by the network proxy\n"
+               "                 (default /run/corral/net.env; never overrides the base ones)\n"
                "  --window BYTES initial credit per channel (default 262144)\n"
                "  --verbose      log details to stderr\n",
                f);
@@ -44,6 +46,7 @@ parse_args (Agent *a, int argc, char **argv)
                 { "vsock", required_argument, NULL, 'v' },
                 { "serial", required_argument, NULL, 'S' },
                 { "user", required_argument, NULL, 'U' },
+                { "net-env", required_argument, NULL, 'N' },
                 { "window", required_argument, NULL, 'w' },
                 { "verbose", no_argument, NULL, 'V' },
                 { "help", no_argument, NULL, 'h' },
@@ -79,6 +82,9 @@ parse_args (Agent *a, int argc, char **argv)
                         if (!optarg[0])
                                 return -EINVAL;
                         a->default_user = optarg;
+                        break;
+                case 'N':
+                        a->net_env = optarg;
                         break;
                 case 'w':
                         if (!proto_parse_u32 (optarg, 1, INT32_MAX, &a->window))

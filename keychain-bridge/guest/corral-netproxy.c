@@ -1,6 +1,14 @@
 /* corral-netproxy — the in-VM defensive proxy (plain C: libc + proto, no GLib).
  *
  *   CORRAL_PROXY_TOKEN=... [CORRAL_PLACEHOLDERS=ph1,ph2] corral-netproxy --fd N [--listen PORT]
+ *   corral-netproxy (--serial DEV | --fd N) [--listen PORT] [--state-dir DIR]
+ *                   [--trust-bundle FILE] [--user NAME]
+ *
+ * Without CORRAL_PROXY_TOKEN the session comes from the host (NET-PROTOCOL.md "Sessions"): the
+ * proxy asks for it with egress.hello, writes DIR/net.env (default /run/corral) for the guest
+ * agent's commands and the session CA into the trust bundle (default
+ * /etc/ssl/certs/ca-certificates.crt), then drops to --user. When the host announces a new
+ * session (egress.reset) or goes away it exits, and the guest's init starts it again.
  *
  * Listens on 127.0.0.1:PORT only (0: any free port, printed as "listening on port N"). Each
  * client must present the session's proxy token as the password of Proxy-Authorization: Basic
@@ -12,9 +20,14 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "netmux.h"
+#include "netsession.h"
+#include "proto.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -292,36 +305,110 @@ load_placeholders (void)
         free (copy);
 }
 
-int
-main (int argc, char **argv)
+typedef struct {
+        const char *serial;
+        int stream;
+        int port;
+        const char *state_dir;
+        const char *bundle;
+        const char *user;
+} Options;
+
+/* Session mode --------------------------------------------------------------------------------- */
+
+typedef struct {
+        NetSession session;
+        int state; /* 0 waiting, 1 got it, -errno refused */
+} Hello;
+
+static void
+on_hello (void *user, const cJSON *result, const cJSON *error)
 {
-        int stream = -1, port = 0, listener, r;
+        Hello *h = user;
+
+        h->state = error ? -EACCES : netsession_parse (result, &h->session) < 0 ? -EINVAL : 1;
+}
+
+/* egress.reset after our session: the host has a new one; start again to fetch it. */
+static int
+on_event (void *user, NetMux *m, const char *event, const cJSON *data)
+{
+        const Hello *h = user;
+
+        if (strcmp (event, "egress.reset") == 0 && h->state == 1)
+                return -ECONNRESET;
+        return 0;
+}
+
+/* A virtio port reports POLLHUP while no host has it open: wait for one. */
+static void
+wait_for_host (int fd)
+{
+        for (;;) {
+                struct pollfd p = { fd, POLLOUT, 0 };
+
+                if (poll (&p, 1, -1) >= 0 && !(p.revents & POLLHUP))
+                        return;
+                usleep (100 * 1000);
+        }
+}
+
+static int
+fetch_session (NetMux *m, Hello *h)
+{
+        cJSON *params = cJSON_CreateObject ();
+        int r;
+
+        cJSON_AddNumberToObject (params, "version", 1);
+        netmux_set_handlers (m, NULL, on_event, h);
+        r = netmux_request (m, "egress.hello", params, on_hello, h);
+        while (r == 0 && h->state == 0)
+                r = netmux_poll (m, NULL, 0, 1000);
+        return r < 0 ? r : h->state < 0 ? h->state : 0;
+}
+
+static int
+drop_privileges (const char *name)
+{
+        const struct passwd *pw = getpwnam (name);
+
+        if (!pw)
+                return -ENOENT;
+        if (setgroups (0, NULL) < 0 || setgid (pw->pw_gid) < 0 || setuid (pw->pw_uid) < 0)
+                return -errno;
+        return 0;
+}
+
+static int
+apply_session (const Options *o, Hello *h)
+{
+        int r;
+
+        token = h->session.token;
+        placeholders = h->session.values;
+        n_placeholders = h->session.n_env;
+        if ((r = netsession_write_trust (&h->session, o->bundle)) < 0) {
+                fprintf (stderr, "corral-netproxy: cannot update %s: %s\n", o->bundle,
+                         strerror (-r));
+                return r;
+        }
+        if ((r = netsession_write_env (&h->session, o->state_dir, o->port)) < 0) {
+                fprintf (stderr, "corral-netproxy: cannot write %s/net.env: %s\n", o->state_dir,
+                         strerror (-r));
+                return r;
+        }
+        return 0;
+}
+
+/* Serving ------------------------------------------------------------------------------------- */
+
+static int
+serve (NetMux *m, int listener)
+{
         Pending *pending[MAX_PENDING];
         size_t n_pending = 0;
-        NetMux *m = NULL;
+        int r;
 
-        for (int i = 1; i + 1 < argc; i += 2) {
-                if (strcmp (argv[i], "--fd") == 0)
-                        stream = atoi (argv[i + 1]);
-                else if (strcmp (argv[i], "--listen") == 0)
-                        port = atoi (argv[i + 1]);
-        }
-        token = getenv ("CORRAL_PROXY_TOKEN");
-        if (stream < 0 || port < 0 || port > 65535 || !token || strlen (token) < 16) {
-                fprintf (stderr, "usage: CORRAL_PROXY_TOKEN=... corral-netproxy --fd N "
-                                 "[--listen PORT] (token of 16+ bytes)\n");
-                return 2;
-        }
-        signal (SIGPIPE, SIG_IGN);
-        load_placeholders ();
-        if ((listener = listen_loopback (port, &port)) < 0 ||
-            (r = netmux_new (stream, NULL, NULL, &m)) < 0) {
-                fprintf (stderr, "corral-netproxy: %s\n",
-                         strerror (-(listener < 0 ? listener : r)));
-                return 1;
-        }
-        printf ("listening on port %d\n", port);
-        fflush (stdout);
         for (;;) {
                 struct pollfd extra[1 + MAX_PENDING];
 
@@ -329,7 +416,7 @@ main (int argc, char **argv)
                 for (size_t i = 0; i < n_pending; i++)
                         extra[1 + i] = (struct pollfd){ pending[i]->fd, POLLIN, 0 };
                 if ((r = netmux_poll (m, extra, 1 + n_pending, 1000)) < 0)
-                        break; /* the host went away: nothing can leave any more */
+                        return r; /* the host went away: nothing can leave any more */
                 serve_pending (m, pending, &n_pending, extra);
                 if (extra[0].revents & POLLIN) {
                         int fd = accept4 (listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -345,6 +432,86 @@ main (int argc, char **argv)
                         }
                 }
         }
+}
+
+static bool
+parse_options (int argc, char **argv, Options *o)
+{
+        uint32_t v;
+
+        *o = (Options){ .stream = -1,
+                        .state_dir = "/run/corral",
+                        .bundle = "/etc/ssl/certs/ca-certificates.crt" };
+        for (int i = 1; i < argc; i += 2) {
+                const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+                if (!val)
+                        return false;
+                if (strcmp (arg, "--fd") == 0 && proto_parse_u32 (val, 0, INT32_MAX, &v))
+                        o->stream = (int) v;
+                else if (strcmp (arg, "--listen") == 0 && proto_parse_u32 (val, 0, 65535, &v))
+                        o->port = (int) v;
+                else if (strcmp (arg, "--serial") == 0)
+                        o->serial = val;
+                else if (strcmp (arg, "--state-dir") == 0)
+                        o->state_dir = val;
+                else if (strcmp (arg, "--trust-bundle") == 0)
+                        o->bundle = val;
+                else if (strcmp (arg, "--user") == 0)
+                        o->user = val;
+                else
+                        return false;
+        }
+        return (o->stream >= 0) != (o->serial != NULL);
+}
+
+int
+main (int argc, char **argv)
+{
+        Options o;
+        Hello h = { 0 };
+        int listener, r;
+        NetMux *m = NULL;
+
+        token = getenv ("CORRAL_PROXY_TOKEN");
+        if (!parse_options (argc, argv, &o) || (token && strlen (token) < 16)) {
+                fprintf (stderr, "usage: corral-netproxy (--fd N | --serial DEV) [--listen PORT] "
+                                 "[--state-dir DIR] [--trust-bundle FILE] [--user NAME]\n"
+                                 "  (CORRAL_PROXY_TOKEN, 16+ bytes, skips the host session)\n");
+                return 2;
+        }
+        signal (SIGPIPE, SIG_IGN);
+        if (o.serial && (o.stream = open (o.serial, O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0) {
+                fprintf (stderr, "corral-netproxy: %s: %s\n", o.serial, strerror (errno));
+                return 1;
+        }
+        if (o.serial)
+                wait_for_host (o.stream);
+        if ((listener = listen_loopback (o.port, &o.port)) < 0 ||
+            (r = netmux_new (o.stream, NULL, NULL, &m)) < 0) {
+                fprintf (stderr, "corral-netproxy: %s\n",
+                         strerror (-(listener < 0 ? listener : r)));
+                return 1;
+        }
+        if (token) {
+                load_placeholders ();
+        } else if ((r = fetch_session (m, &h)) == -ECONNRESET) {
+                netmux_free (m); /* superseded already: the next start gets the new one */
+                netsession_clear (&h.session);
+                return 0;
+        } else if (r < 0 || (r = apply_session (&o, &h)) < 0) {
+                fprintf (stderr, "corral-netproxy: no session from the host: %s\n", strerror (-r));
+                netmux_free (m);
+                return 1;
+        }
+        if (o.user && (r = drop_privileges (o.user)) < 0) {
+                fprintf (stderr, "corral-netproxy: cannot become %s: %s\n", o.user, strerror (-r));
+                return 1;
+        }
+        printf ("listening on port %d\n", o.port);
+        fflush (stdout);
+        r = serve (m, listener);
         netmux_free (m);
-        return r == -EPIPE ? 0 : 1;
+        netsession_clear (&h.session);
+        return r == -EPIPE || r == -ECONNRESET ? 0 : 1;
 }

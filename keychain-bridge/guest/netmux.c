@@ -42,6 +42,13 @@ struct NetMux {
         uint32_t next_id;
         uint64_t next_req;
         bool eof;
+        NetMuxRequestFn on_request;
+        NetMuxEventFn on_event;
+        void *handler_user;
+        uint64_t pending_id; /* our outstanding request, 0 when none */
+        NetMuxResponseFn on_response;
+        void *response_user;
+        int event_status; /* < 0: an event handler asked netmux_poll to stop */
 };
 
 /* send() without SIGPIPE on sockets; write() for other streams (a virtio port). */
@@ -229,7 +236,134 @@ netmux_open (NetMux *m, int fd, const void *initial, size_t len)
         return (int) c->id;
 }
 
+/* A small JSON frame (requests, responses, events); the queue has slack for it. */
+static int
+queue_json (NetMux *m, uint8_t type, cJSON *obj /* (transfer full) */)
+{
+        uint8_t *buf = NULL;
+        size_t blen;
+        int r = obj ? proto_frame_build_json (type, obj, &buf, &blen) : -ENOMEM;
+
+        cJSON_Delete (obj);
+        if (r < 0)
+                return r;
+        if (blen > 65536 || m->out_len + blen > m->out_cap) {
+                free (buf);
+                return -ENOBUFS;
+        }
+        memcpy (m->out + m->out_len, buf, blen);
+        m->out_len += blen;
+        free (buf);
+        return 0;
+}
+
+void
+netmux_set_handlers (NetMux *m, NetMuxRequestFn on_request, NetMuxEventFn on_event, void *user)
+{
+        m->on_request = on_request;
+        m->on_event = on_event;
+        m->handler_user = user;
+}
+
+int
+netmux_request (
+        NetMux *m, const char *method, cJSON *params, NetMuxResponseFn on_response, void *user)
+{
+        int r;
+
+        if (m->pending_id) {
+                cJSON_Delete (params);
+                return -EBUSY;
+        }
+        r = queue_json (m, PROTO_FRAME_REQUEST, proto_request_new (m->next_req, method, params));
+        if (r < 0)
+                return r;
+        m->pending_id = m->next_req++;
+        m->on_response = on_response;
+        m->response_user = user;
+        return 0;
+}
+
+int
+netmux_event (NetMux *m, const char *event, cJSON *data)
+{
+        return queue_json (m, PROTO_FRAME_EVENT, proto_event_new (event, data));
+}
+
+void
+netmux_reset (NetMux *m)
+{
+        while (m->n_chans > 0)
+                drop (m, m->n_chans - 1, false);
+}
+
 /* Frames in -------------------------------------------------------------------------------------- */
+
+/* A request other than egress.open: the handler answers it. Takes obj. */
+static int
+other_request (NetMux *m, cJSON *obj, const char *method)
+{
+        const cJSON *params = NULL;
+        cJSON *result;
+        uint64_t id;
+        int r;
+
+        if (!m->on_request || proto_json_get_id (obj, &id) < 0 ||
+            proto_json_get_object (obj, "params", &params) == -EINVAL) {
+                cJSON_Delete (obj);
+                return -EPROTO;
+        }
+        result = m->on_request (m->handler_user, m, method, params);
+        cJSON_Delete (obj);
+        if (!result)
+                return -EPROTO;
+        r = queue_json (m, PROTO_FRAME_RESPONSE, proto_response_new (id, result));
+        return r < 0 ? -EPROTO : 0;
+}
+
+static int
+on_response (NetMux *m, const ProtoFrame *f)
+{
+        cJSON *obj = NULL;
+        const cJSON *result = NULL, *error = NULL;
+        uint64_t id;
+
+        if (proto_json_parse (f->payload, f->length, &obj) < 0)
+                return -EPROTO;
+        if (proto_json_get_id (obj, &id) < 0 || !m->pending_id || id != m->pending_id ||
+            (proto_json_get_object (obj, "result", &result) < 0 &&
+             proto_json_get_object (obj, "error", &error) < 0)) {
+                cJSON_Delete (obj);
+                return -EPROTO;
+        }
+        m->pending_id = 0;
+        if (m->on_response)
+                m->on_response (m->response_user, result, error);
+        cJSON_Delete (obj);
+        return 0;
+}
+
+static int
+on_event_frame (NetMux *m, const ProtoFrame *f)
+{
+        cJSON *obj = NULL;
+        const char *event = NULL;
+        const cJSON *data = NULL;
+        int r;
+
+        if (!m->on_event || proto_json_parse (f->payload, f->length, &obj) < 0)
+                return -EPROTO;
+        if (proto_json_get_string (obj, "event", 64, &event) < 0 ||
+            proto_json_get_object (obj, "params", &data) == -EINVAL) {
+                cJSON_Delete (obj);
+                return -EPROTO;
+        }
+        r = m->on_event (m->handler_user, m, event, data);
+        cJSON_Delete (obj);
+        if (r < 0)
+                m->event_status = r;
+        return 0;
+}
 
 static int
 on_request (NetMux *m, const ProtoFrame *f)
@@ -241,10 +375,12 @@ on_request (NetMux *m, const ProtoFrame *f)
         Chan *c;
         int fd;
 
-        if (!m->on_open || proto_json_parse (f->payload, f->length, &obj) < 0)
+        if (proto_json_parse (f->payload, f->length, &obj) < 0)
                 return -EPROTO;
-        if (proto_json_get_string (obj, "method", 32, &method) < 0 ||
-            strcmp (method, "egress.open") != 0 ||
+        if (proto_json_get_string (obj, "method", 32, &method) == 0 &&
+            strcmp (method, "egress.open") != 0)
+                return other_request (m, obj, method);
+        if (!m->on_open || proto_json_get_string (obj, "method", 32, &method) < 0 ||
             proto_json_get_object (obj, "params", &params) < 0 ||
             proto_json_get_int (params, "channel", 1, PROTO_MAX_CHANNEL, &id) < 0) {
                 cJSON_Delete (obj);
@@ -288,6 +424,10 @@ on_frame (NetMux *m, const ProtoFrame *f)
         switch (f->type) {
         case PROTO_FRAME_REQUEST:
                 return on_request (m, f);
+        case PROTO_FRAME_RESPONSE:
+                return on_response (m, f);
+        case PROTO_FRAME_EVENT:
+                return on_event_frame (m, f);
         case PROTO_FRAME_DATA:
                 return on_data (m, f);
         case PROTO_FRAME_CREDIT:
@@ -448,6 +588,8 @@ netmux_poll (NetMux *m, struct pollfd *extra, size_t n_extra, int timeout_ms)
                 r = read_stream (m);
         if (r == 0 && m->out_len)
                 r = write_stream (m);
+        if (r == 0 && m->event_status < 0)
+                r = m->event_status;
         return r;
 }
 

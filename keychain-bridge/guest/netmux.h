@@ -12,6 +12,7 @@
  */
 #pragma once
 
+#include <cjson/cJSON.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,30 @@ int netmux_open (NetMux *m, int fd, const void *initial, size_t len);
 int netmux_poll (NetMux *m, struct pollfd *extra, size_t n_extra, int timeout_ms);
 
 size_t netmux_channels (const NetMux *m);
+
+/* The session handshake (NET-PROTOCOL.md "Sessions") rides on the same stream.
+ *
+ * on_request answers the peer's requests other than egress.open: it returns the result
+ * (transfer full) or NULL to treat the request as a protocol violation. on_event receives the
+ * peer's events; returning < 0 ends netmux_poll() with that value. Either may be NULL (such
+ * frames are then violations). */
+typedef cJSON *(*NetMuxRequestFn) (void *user, NetMux *m, const char *method, const cJSON *params);
+typedef int (*NetMuxEventFn) (void *user, NetMux *m, const char *event, const cJSON *data);
+void
+netmux_set_handlers (NetMux *m, NetMuxRequestFn on_request, NetMuxEventFn on_event, void *user);
+
+/* Sends one request (params: transfer full). Its response (result or error object) goes to
+ * on_response once; only one request may be outstanding. A response that matches no
+ * outstanding request is a violation. */
+typedef void (*NetMuxResponseFn) (void *user, const cJSON *result, const cJSON *error);
+int netmux_request (
+        NetMux *m, const char *method, cJSON *params, NetMuxResponseFn on_response, void *user);
+
+/* Sends an event (data: transfer full). */
+int netmux_event (NetMux *m, const char *event, cJSON *data);
+
+/* Drops every channel without telling the peer (a new peer instance starts afresh). */
+void netmux_reset (NetMux *m);
 
 /* Handles data as if it had been read from the stream (fuzzing and tests): 0, or -EPROTO. */
 int netmux_feed (NetMux *m, const void *data, size_t len);

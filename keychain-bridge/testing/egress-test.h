@@ -65,6 +65,14 @@ char *egress_test_header (const char *response, const char *name);
 /* A connected client socket to 127.0.0.1:port (transfer full). */
 GSocket *egress_test_connect (guint16 port);
 
+/* Tests that need the keychain run in a private D-Bus session with an unlocked gnome-keyring,
+ * its data in a temporary directory (named by EGRESS_TEST_KEYRING_ENV, removed afterwards), so
+ * they never touch the person's own keychain. main() calls egress_test_keyring_reexec(argv)
+ * when egress_test_keyring_dir() is NULL (it prints a TAP skip when the tools are missing). */
+#define EGRESS_TEST_KEYRING_ENV "CORRAL_KEYCHAIN_TEST_DIR"
+const char *egress_test_keyring_dir (void);
+int egress_test_keyring_reexec (char **argv);
+
 /* The tests' certificates (keychain-bridge/testing/make-test-certs.sh): a CA and one leaf per
  * name, in a new temporary directory (transfer full). */
 char *egress_test_make_certs (const char *const *names);

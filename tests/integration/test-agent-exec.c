@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -504,6 +505,50 @@ test_unknown_method (Fixture *fx, gconstpointer data)
         g_assert_true (corral_agent_client_get_connected (fx->client));
 }
 
+/* The network proxy's variables reach every command, never replace the base environment, and
+ * only count from a file no command could have written (SECURITY.md N14). */
+static void
+test_net_env (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("corral-net-env-XXXXXX", NULL);
+        g_autofree char *file = g_build_filename (dir, "net.env", NULL);
+        const char *args[] = { "--net-env", file, NULL };
+        const char *argv[] = { "/bin/sh", "-c", "env", NULL };
+        const char *contents = "HTTP_PROXY=http://corral:0123456789abcdef@127.0.0.1:1023\n"
+                               "PATH=/evil\n"
+                               "API_TOKEN=corral-ph-0123456789abcdef0123456789abcdef\n"
+                               "bad key=x\n"
+                               "no-equals-sign\n";
+        g_autoptr (TestAgent) agent = NULL;
+
+        g_assert_true (g_file_set_contents_full (file, contents, -1, G_FILE_SET_CONTENTS_CONSISTENT,
+                                                 0644, NULL));
+        agent = test_agent_start (0, args);
+        {
+                g_autoptr (CorralRunResult) res = test_run_argv (agent->client, argv);
+                g_autofree char *out = g_strndup (g_bytes_get_data (res->stdout_data, NULL),
+                                                  g_bytes_get_size (res->stdout_data));
+
+                g_assert_nonnull (strstr (out, "\nHTTP_PROXY=http://corral:0123456789abcdef@"));
+                g_assert_nonnull (strstr (out, "API_TOKEN=corral-ph-0123456789abcdef"));
+                g_assert_null (strstr (out, "PATH=/evil"));
+                g_assert_null (strstr (out, "bad key"));
+                g_assert_null (strstr (out, "no-equals-sign"));
+        }
+        /* Writable by others: a command could have planted it; ignored entirely. */
+        g_assert_cmpint (g_chmod (file, 0666), ==, 0);
+        {
+                g_autoptr (CorralRunResult) res = test_run_argv (agent->client, argv);
+                g_autofree char *out = g_strndup (g_bytes_get_data (res->stdout_data, NULL),
+                                                  g_bytes_get_size (res->stdout_data));
+
+                g_assert_null (strstr (out, "HTTP_PROXY"));
+                g_assert_null (strstr (out, "API_TOKEN"));
+        }
+        g_assert_cmpint (g_unlink (file), ==, 0);
+        g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -528,6 +573,7 @@ main (int argc, char **argv)
         ADD ("/agent-exec/info", test_info);
         ADD ("/agent-exec/unknown-method", test_unknown_method);
 #undef ADD
+        g_test_add_func ("/agent-exec/net-env", test_net_env);
 
         return g_test_run ();
 }

@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-secret-store.h"
+#include "egress-test.h"
 
 #include <errno.h>
 #include <libsecret/secret.h>
@@ -16,7 +17,6 @@
 #include <unistd.h>
 
 #define CANARY "corral-canary-7f3a9e1d5b"
-#define SESSION_ENV "CORRAL_KEYCHAIN_TEST_DIR"
 
 typedef struct {
         int status;
@@ -62,7 +62,8 @@ ctl (const char *input, const char *bus, const char *const *args)
 static void
 assert_no_plaintext (void)
 {
-        g_autofree char *cmd = g_strdup_printf ("grep -rl " CANARY " '%s'", g_getenv (SESSION_ENV));
+        g_autofree char *cmd =
+                g_strdup_printf ("grep -rl " CANARY " '%s'", egress_test_keyring_dir ());
         g_autofree char *out = NULL;
         int status = 0;
 
@@ -320,51 +321,11 @@ test_locked (void)
         }
 }
 
-/* Re-executes the test in a private D-Bus session with gnome-keyring, data in a temporary
- * directory that is removed afterwards. */
-static int
-reexec_in_session (char **argv)
-{
-        g_autoptr (GPtrArray) args = g_ptr_array_new ();
-        g_autofree char *dir = NULL;
-        g_autofree char *data = NULL, *run = NULL;
-        const char *script =
-                "echo -n corral-test | gnome-keyring-daemon --unlock --components=secrets "
-                ">/dev/null || exit 1; \"$0\" \"$@\"; rc=$?; rm -rf \"$" SESSION_ENV "\"; exit $rc";
-
-        if (!g_find_program_in_path ("dbus-run-session") ||
-            !g_find_program_in_path ("gnome-keyring-daemon")) {
-                g_print ("1..0 # SKIP dbus-run-session or gnome-keyring-daemon missing "
-                         "(tools/setup-deps --tests)\n");
-                return 0;
-        }
-        dir = g_dir_make_tmp ("corral-keychain-XXXXXX", NULL);
-        data = g_build_filename (dir, "data", NULL);
-        run = g_build_filename (dir, "run", NULL);
-        g_mkdir_with_parents (data, 0700);
-        g_mkdir_with_parents (run, 0700);
-        g_setenv (SESSION_ENV, dir, TRUE);
-        g_setenv ("XDG_DATA_HOME", data, TRUE);
-        g_setenv ("XDG_RUNTIME_DIR", run, TRUE);
-        g_setenv ("HOME", dir, TRUE);
-        g_ptr_array_add (args, (gpointer) "dbus-run-session");
-        g_ptr_array_add (args, (gpointer) "--");
-        g_ptr_array_add (args, (gpointer) "sh");
-        g_ptr_array_add (args, (gpointer) "-c");
-        g_ptr_array_add (args, (gpointer) script);
-        for (char **a = argv; *a; a++)
-                g_ptr_array_add (args, *a);
-        g_ptr_array_add (args, NULL);
-        execvp ("dbus-run-session", (char **) args->pdata);
-        g_printerr ("cannot run dbus-run-session: %s\n", g_strerror (errno));
-        return 1;
-}
-
 int
 main (int argc, char **argv)
 {
-        if (!g_getenv (SESSION_ENV))
-                return reexec_in_session (argv);
+        if (!egress_test_keyring_dir ())
+                return egress_test_keyring_reexec (argv);
         g_test_init (&argc, &argv, NULL);
         g_test_add_func ("/keychain/set-ls-rm", test_set_ls_rm);
         g_test_add_func ("/keychain/refusals", test_refusals);

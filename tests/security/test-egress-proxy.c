@@ -282,6 +282,42 @@ test_exact_address_rule (Fx *fx, gconstpointer data)
         }
 }
 
+#define ALIAS_GET                                                                                  \
+        "GET http://host.corral.internal:%u/ HTTP/1.1\r\nHost: host.corral.internal:%u\r\n\r\n"
+
+/* host.corral.internal is the host's loopback, never looked up; only a rule naming it with the
+ * exact port opens it: not a preset, not a wildcard, not a rule without a port. */
+static void
+test_host_alias (Fx *fx, gconstpointer data)
+{
+        g_autoptr (EgressTestServer) srv = egress_test_server_new (NULL, FALSE);
+        guint16 p = egress_test_server_get_port (srv);
+        g_autoptr (GString) a = NULL, b = NULL, c = NULL, d = NULL, e = NULL;
+
+        /* a resolver answer would be a rebinding attempt: it must never be asked */
+        egress_test_resolver_add (fx->resolver, "host.corral.internal", "93.184.216.34");
+        set_policy (fx, "{\"preset\":\"open-web\"}");
+        a = req (fx, ALIAS_GET, p, p);
+        assert_refused (a, 403, "host-alias-needs-port");
+        g_assert_nonnull (strstr (a->str, "host.corral.internal:"));
+        set_policy (fx, "{\"allow\":[\"*.corral.internal\",\"host.corral.internal\"]}");
+        b = req (fx, ALIAS_GET, p, p);
+        assert_refused (b, 403, "host-alias-needs-port");
+        set_policy (fx, "{\"allow\":[\"host.corral.internal:%u\"]}", p);
+        c = req (fx, ALIAS_GET, p, p);
+        g_assert_cmpuint (egress_test_status (c->str), ==, 204);
+        d = req (fx, ALIAS_GET, p == 65535 ? p - 1 : p + 1, p == 65535 ? p - 1 : p + 1);
+        g_assert_cmpuint (egress_test_status (d->str), ==, 403);
+        set_policy (fx,
+                    "{\"allow\":[\"host.corral.internal:%u\"],"
+                    "\"deny\":[\"host.corral.internal\"]}",
+                    p);
+        e = req (fx, ALIAS_GET, p, p);
+        g_assert_cmpuint (egress_test_status (e->str), ==, 403);
+        g_assert_cmpuint (egress_test_server_get_connections (srv), ==, 1);
+        g_assert_cmpuint (egress_test_resolver_get_lookups (fx->resolver), ==, 0);
+}
+
 /* Item 14: DNS. ------------------------------------------------------------------------------------ */
 
 static void
@@ -825,6 +861,7 @@ main (int argc, char **argv)
         ADD ("/egress-proxy/deny/preset-none-and-deny-wins", test_preset_none_and_deny_wins);
         ADD ("/egress-proxy/address/ip-literals", test_ip_literals);
         ADD ("/egress-proxy/address/exact-rule", test_exact_address_rule);
+        ADD ("/egress-proxy/address/host-alias", test_host_alias);
         ADD ("/egress-proxy/dns/private-answer", test_dns_private);
         ADD ("/egress-proxy/dns/resolved-once", test_dns_pinned);
         ADD ("/egress-proxy/host/strings", test_host_strings);

@@ -67,6 +67,12 @@ tweak_shares (CorralDomainConfig *c)
 }
 
 static void
+tweak_network (CorralDomainConfig *c)
+{
+        c->net_socket = "/run/corral/vms/test/net.sock";
+}
+
+static void
 tweak_kvm (CorralDomainConfig *c)
 {
         c->accel = CORRAL_ACCEL_KVM;
@@ -83,9 +89,10 @@ tweak_escape (CorralDomainConfig *c)
 }
 
 static const GoldenCase golden_cases[] = {
-        { "minimal.xml", tweak_none },  { "disk.xml", tweak_disk }, { "vsock.xml", tweak_vsock },
-        { "vnc.xml", tweak_vnc },       { "kvm.xml", tweak_kvm },   { "shares.xml", tweak_shares },
-        { "escape.xml", tweak_escape },
+        { "minimal.xml", tweak_none },    { "disk.xml", tweak_disk },
+        { "vsock.xml", tweak_vsock },     { "vnc.xml", tweak_vnc },
+        { "kvm.xml", tweak_kvm },         { "shares.xml", tweak_shares },
+        { "network.xml", tweak_network }, { "escape.xml", tweak_escape },
 };
 
 static void
@@ -175,6 +182,8 @@ REFUSE (r_socket_long,
 REFUSE (r_vnc_del, c->vnc_socket = "/run/vnc\x7f.sock")
 REFUSE (r_fs_relative, c->fs_socket = "fs.sock")
 REFUSE (r_fs_newline, c->fs_socket = "/run/fs\n.sock")
+REFUSE (r_net_relative, c->net_socket = "net.sock")
+REFUSE (r_net_newline, c->net_socket = "/run/net\n.sock")
 REFUSE (r_shm_name, c->fs_shm_name = "../../etc/x"; c->fs_shm_mib = 20)
 REFUSE (r_shm_size, c->fs_shm_name = "corral-fs-x"; c->fs_shm_mib = 100000)
 REFUSE (r_shm_pow2, c->fs_shm_name = "corral-fs-x"; c->fs_shm_mib = 20)
@@ -206,6 +215,8 @@ static const RefusalCase refusal_cases[] = {
         { "vnc-del", r_vnc_del },
         { "fs-relative", r_fs_relative },
         { "fs-newline", r_fs_newline },
+        { "net-relative", r_net_relative },
+        { "net-newline", r_net_newline },
         { "shm-name", r_shm_name },
         { "shm-size", r_shm_size },
         { "shm-power-of-two", r_shm_pow2 },

@@ -1,0 +1,109 @@
+/* corral-egress-vm.c — see corral-egress-vm.h.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-egress-vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gi18n.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "corral-glib-compat.h"
+
+const char *
+corral_egress_vm_daemon_path (void)
+{
+        const char *env = g_getenv ("CORRAL_EGRESSD_PATH");
+
+        if (env && *env)
+                return env;
+        if (g_file_test (CORRAL_EGRESSD_BUILD_PATH, G_FILE_TEST_IS_EXECUTABLE))
+                return CORRAL_EGRESSD_BUILD_PATH;
+        return CORRAL_LIBEXECDIR "/corral-egressd";
+}
+
+static char *
+vm_file (const char *vm_dir, const char *name)
+{
+        return g_build_filename (vm_dir, name, NULL);
+}
+
+gboolean
+corral_egress_vm_is_running (const char *vm_dir)
+{
+        g_autofree char *lock = vm_file (vm_dir, "egressd.lock");
+        g_autofd int fd = open (lock, O_RDWR | O_CLOEXEC);
+
+        /* Taken: somebody serves. Free: we held it for a moment (closing releases it). */
+        return fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+}
+
+static void
+child_setup (gpointer data)
+{
+        setsid (); /* not killed with the terminal of the corralctl that started it */
+}
+
+static gboolean
+spawn_daemon (const char *vm_dir, GError **error)
+{
+        g_autofree char *port = vm_file (vm_dir, "net.sock");
+        g_autofree char *policy = vm_file (vm_dir, "egress-policy.json");
+        g_autofree char *audit = vm_file (vm_dir, "egress.jsonl");
+        g_autofree char *lock = vm_file (vm_dir, "egressd.lock");
+        g_autofree char *log = vm_file (vm_dir, "egressd.log");
+        const char *ca = g_getenv ("CORRAL_EGRESS_CA_FILE");
+        const char *argv[] = { corral_egress_vm_daemon_path (),
+                               "--connect",
+                               port,
+                               "--lock",
+                               lock,
+                               "--policy",
+                               policy,
+                               "--audit",
+                               audit,
+                               "--all-secrets",
+                               ca && *ca ? "--upstream-ca" : NULL,
+                               ca,
+                               NULL };
+        g_autofd int log_fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        g_autofd int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+
+        if (log_fd < 0 || null_fd < 0) {
+                int errsv = errno;
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                             _ ("Cannot start the network proxy: %s"), g_strerror (errsv));
+                return FALSE;
+        }
+        /* Without G_SPAWN_DO_NOT_REAP_CHILD GLib double-forks: the daemon is nobody's child. */
+        return g_spawn_async_with_pipes_and_fds (vm_dir, argv, NULL, G_SPAWN_DEFAULT, child_setup,
+                                                 NULL, null_fd, null_fd, log_fd, NULL, NULL, 0,
+                                                 NULL, NULL, NULL, NULL, error);
+}
+
+gboolean
+corral_egress_vm_ensure (const char *vm_dir, GError **error)
+{
+        g_autofree char *port = vm_file (vm_dir, "net.sock");
+
+        g_return_val_if_fail (vm_dir != NULL, FALSE);
+
+        if (corral_egress_vm_is_running (vm_dir))
+                return TRUE;
+        if (!g_file_test (port, G_FILE_TEST_EXISTS))
+                return TRUE; /* a VM from before networks, or not running */
+        if (!spawn_daemon (vm_dir, error))
+                return FALSE;
+        /* The daemon (or one that won the lock) takes it within a moment; the keychain may be
+         * slow to answer, so allow a few seconds. */
+        for (int i = 0; i < 400; i++) {
+                if (corral_egress_vm_is_running (vm_dir))
+                        return TRUE;
+                g_usleep (25 * 1000);
+        }
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                     _ ("The network proxy did not start: see %s/egressd.log"), vm_dir);
+        return FALSE;
+}
