@@ -12,6 +12,7 @@
 #include "corral-vmm.h"
 #include "corralctl-image.h"
 #include "corralctl-gc.h"
+#include "corralctl-mcp.h"
 #include "corralctl-share.h"
 #include "corralctl-net.h"
 #include "corralctl-secret.h"
@@ -527,6 +528,7 @@ usage (FILE *out)
                  _ ("Share folders with a VM: can read, can edit, can edit but not delete"));
         fprintf (out, "  %-8s %s\n", "net", _ ("Show and change a VM's network policy"));
         fprintf (out, "  %-8s %s\n", "secret", _ ("Store, list and remove keychain secrets"));
+        fprintf (out, "  %-8s %s\n", "mcp", _ ("Serve a VM as an MCP server on stdin/stdout"));
         fprintf (out,
                  _ ("\n--local runs corral-agent on this machine as you: there is NO sandbox.\n"
                     "Use “corralctl COMMAND --help” for the options of a command,\n"
@@ -602,6 +604,8 @@ main (int argc, char **argv)
                 return corralctl_net_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "secret"))
                 return corralctl_secret_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "mcp"))
+                return corralctl_mcp_main (argc - 1, argv + 1);
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
                 if (g_str_equal (argv[1], commands[i].name))
                         return run_command ((int) i, argc - 1, argv + 1);
