@@ -402,3 +402,29 @@ corral_shares_set_mode (const char *vm_dir, const char *name, FsMode mode, GErro
 {
         return change (vm_dir, "set-mode", name, NULL, mode, NULL, error);
 }
+
+gboolean
+corral_shares_approved_delete (const char *vm_dir,
+                               const char *share,
+                               const char *path,
+                               GError **error)
+{
+        g_autoptr (GSocketConnection) conn = NULL;
+        cJSON *req, *reply;
+
+        g_return_val_if_fail (vm_dir != NULL && share != NULL && path != NULL, FALSE);
+
+        conn = control_connect (vm_dir, error);
+        if (!conn)
+                return FALSE;
+        req = cJSON_CreateObject ();
+        cJSON_AddStringToObject (req, "op", "approved-delete");
+        cJSON_AddStringToObject (req, "name", share);
+        cJSON_AddStringToObject (req, "path", path);
+        reply = control_call (conn, req, error);
+        cJSON_Delete (req);
+        if (!reply)
+                return FALSE;
+        cJSON_Delete (reply);
+        return TRUE;
+}

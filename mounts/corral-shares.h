@@ -53,3 +53,11 @@ gboolean corral_shares_add (const char *vm_dir,
                             GError **error);
 gboolean corral_shares_remove (const char *vm_dir, const char *name, GError **error);
 gboolean corral_shares_set_mode (const char *vm_dir, const char *name, FsMode mode, GError **error);
+
+/* What the person approved that the share's mode refuses to the guest: the running file server
+ * deletes path (relative to the share: a file, a link or an empty folder), keeping a copy of a
+ * file in kept/, and records it. Protected paths stay refused. Needs the running server. */
+gboolean corral_shares_approved_delete (const char *vm_dir,
+                                        const char *share,
+                                        const char *path,
+                                        GError **error);

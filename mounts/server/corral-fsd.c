@@ -4,7 +4,8 @@
  *              [--control SOCKET] [--audit FILE] [--keep-dir DIR] [--protect PATTERN]...
  *
  * Serves FS-PROTOCOL.md on the channel (an fd it inherited, or the VM's virtio-serial socket),
- * takes share changes on a control socket (JSON lines: add, remove, set-mode, list) and keeps
+ * takes share changes on a control socket (JSON lines: add, remove, set-mode, list, and
+ * approved-delete for what the person approved) and keeps
  * the share list in --config so that a restarted server serves the same folders. Exits when
  * the channel closes.
  *
@@ -369,6 +370,8 @@ control_handle (Fsd *d, const char *line, size_t len)
                 ok = add_share (d, name, path, mode, (const char *const *) protect, &error);
         } else if (strcmp (op, "remove") == 0 && name) {
                 ok = fs_server_remove_share (d->server, name, &error);
+        } else if (strcmp (op, "approved-delete") == 0 && name && path) {
+                ok = fs_server_approved_delete (d->server, name, path, &error);
         } else if (strcmp (op, "set-mode") == 0 && name) {
                 FsMode m;
                 if (fs_mode_parse (mode, &m))

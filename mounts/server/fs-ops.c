@@ -520,16 +520,17 @@ op_remove (FsCtx *ctx)
 
 /* Renaming ------------------------------------------------------------------------------------ */
 
-/* rw-nodelete: before a rename replaces a file, its old content is copied to the keep folder. */
-static int
-keep_copy (FsCtx *ctx, FsShare *share, int dirfd, const char *name)
+/* Copies a regular file's content to the keep folder (rw-nodelete replacements, approved
+ * deletions) and records where it went; audit_path names it in the share. */
+int
+fs_keep_copy (FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path)
 {
         g_autofree char *dir = NULL, *dest = NULL, *stamp = NULL;
         g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
         g_autofd int in = -1, out = -1;
         struct stat st;
 
-        if (!ctx->s->keep_dir)
+        if (!s->keep_dir)
                 return -EPERM;
         in = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (in < 0)
@@ -539,11 +540,11 @@ keep_copy (FsCtx *ctx, FsShare *share, int dirfd, const char *name)
         if (!S_ISREG (st.st_mode))
                 return -EPERM;
 
-        dir = g_build_filename (ctx->s->keep_dir, share->name, NULL);
+        dir = g_build_filename (s->keep_dir, share->name, NULL);
         if (g_mkdir_with_parents (dir, 0700) < 0)
                 return -errno;
         stamp = g_date_time_format (now, "%Y%m%dT%H%M%S");
-        dest = g_strdup_printf ("%s/%s-%u-%s", dir, stamp, ++ctx->s->keep_serial, name);
+        dest = g_strdup_printf ("%s/%s-%u-%s", dir, stamp, ++s->keep_serial, name);
         out = open (dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (out < 0)
                 return -errno;
@@ -569,11 +570,11 @@ keep_copy (FsCtx *ctx, FsShare *share, int dirfd, const char *name)
         {
                 FsAuditRecord rec = { .share = share->name,
                                       .op = "keep",
-                                      .path = ctx->path2,
+                                      .path = audit_path,
                                       .path2 = dest,
                                       .result = "ok",
                                       .size = st.st_size };
-                fs_audit_write (ctx->s->audit, &rec);
+                fs_audit_write (s->audit, &rec);
         }
         return 0;
 }
@@ -600,7 +601,7 @@ check_nodelete_rename (
         if (!S_ISREG (sst.st_mode) || sst.st_size == 0 || !S_ISREG (dst_st.st_mode) ||
             dst_st.st_nlink > 1 || (uint64_t) dst_st.st_size > FS_KEEP_MAX)
                 return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
-        if (keep_copy (ctx, share, ndirfd, dst) < 0)
+        if (fs_keep_copy (ctx->s, share, ndirfd, dst, ctx->path2) < 0)
                 return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
         return 0;
 }

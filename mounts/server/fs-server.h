@@ -84,3 +84,10 @@ guint fs_server_n_handles (FsServer *s);
 
 /* Limits (tests lower them). */
 void fs_server_set_limits (FsServer *s, guint max_handles, guint max_nodes);
+
+/* Deletes path (a file, a link or an empty folder) in share on the person's behalf, whatever
+ * the mode: resolved beneath the root like a guest request; protected paths, special files
+ * and hard-linked files stay refused; a file is copied to the keep folder first. Audited with
+ * rule "approved-by-person". (fs-approved.c) */
+gboolean
+fs_server_approved_delete (FsServer *s, const char *share_name, const char *path, GError **error);

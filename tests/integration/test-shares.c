@@ -171,11 +171,97 @@ test_online (Fixture *f, gconstpointer data)
         g_assert_no_error (error);
 }
 
+static gboolean
+exists (const char *dir, const char *name)
+{
+        g_autofree char *p = g_build_filename (dir, name, NULL);
+
+        return g_file_test (p, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK);
+}
+
+/* What the person approved is done on the host, exactly, with a copy kept and an audit record;
+ * approval never reaches protected paths, paths leaving the share, or full folders
+ * (SECURITY.md F16). */
+static void
+test_approved_delete (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *control = g_build_filename (f->vm_dir, "fsd.sock", NULL);
+        g_autofree char *audit = g_build_filename (f->vm_dir, "audit.jsonl", NULL);
+        g_autofree char *keep = g_build_filename (f->vm_dir, "kept", NULL);
+        g_autofree char *outside = g_build_filename (f->vm_dir, "outside.txt", NULL);
+        g_autofree char *cmd = NULL, *text = NULL, *kept = NULL;
+        g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+        g_autoptr (GSubprocess) fsd = NULL;
+        g_autoptr (GDir) dir = NULL;
+        g_autofree char *share_arg = g_strdup_printf ("notes:rw-nodelete:%s", f->folder);
+        const char *bad[] = { "../outside.txt", "/etc/passwd", "a//b", "./old.txt", "", NULL };
+        int sv[2];
+
+        /* no server: a clear error, nothing deleted */
+        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", "old.txt", &error));
+        g_clear_error (&error);
+        g_assert_true (g_file_set_contents (outside, "outside", -1, NULL));
+        cmd = g_strdup_printf ("cd '%s' && echo old > old.txt && mkdir -p empty full .git && "
+                               "echo x > full/x && echo cfg > .git/config && "
+                               "ln -s ../outside.txt link",
+                               f->folder);
+        g_assert_cmpint (system (cmd), ==, 0);
+        g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        g_subprocess_launcher_take_fd (l, sv[1], 3);
+        fsd = g_subprocess_launcher_spawn (l, &error, g_getenv ("CORRAL_FSD_PATH"), "--fd", "3",
+                                           "--control", control, "--audit", audit, "--keep-dir",
+                                           keep, "--share", share_arg, NULL);
+        g_assert_no_error (error);
+        for (int i = 0; i < 500 && !g_file_test (control, G_FILE_TEST_EXISTS); i++)
+                g_usleep (10000);
+
+        g_assert_true (corral_shares_approved_delete (f->vm_dir, "notes", "old.txt", &error));
+        g_assert_no_error (error);
+        g_assert_false (exists (f->folder, "old.txt"));
+        /* the copy */
+        cmd = (g_free (cmd), g_strdup_printf ("sh -c \"cat '%s'/notes/*-old.txt\"", keep));
+        g_assert_true (g_spawn_command_line_sync (cmd, &kept, NULL, NULL, NULL));
+        g_assert_cmpstr (kept, ==, "old\n");
+        /* a link goes, its target stays; an empty folder goes */
+        g_assert_true (corral_shares_approved_delete (f->vm_dir, "notes", "link", &error));
+        g_assert_false (exists (f->folder, "link"));
+        g_assert_true (g_file_test (outside, G_FILE_TEST_EXISTS));
+        g_assert_true (corral_shares_approved_delete (f->vm_dir, "notes", "empty", &error));
+        g_assert_false (exists (f->folder, "empty"));
+        g_assert_no_error (error);
+        /* refused: a full folder, protected paths, paths that are not in the share */
+        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", "full", &error));
+        g_clear_error (&error);
+        g_assert_true (exists (f->folder, "full"));
+        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", ".git/config", &error));
+        g_assert_nonnull (strstr (error->message, "protected"));
+        g_clear_error (&error);
+        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", ".git", &error));
+        g_clear_error (&error);
+        g_assert_true (exists (f->folder, ".git/config"));
+        for (const char **p = bad; *p; p++) {
+                g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", *p, &error));
+                g_clear_error (&error);
+        }
+        g_assert_false (corral_shares_approved_delete (f->vm_dir, "nope", "full/x", &error));
+        g_clear_error (&error);
+        g_assert_true (g_file_test (outside, G_FILE_TEST_EXISTS));
+        g_assert_true (g_file_get_contents (audit, &text, NULL, NULL));
+        g_assert_nonnull (strstr (text, "\"rule\":\"approved-by-person\""));
+
+        close (sv[0]); /* the VM's port closes: the server leaves */
+        g_subprocess_wait_check (fsd, NULL, &error);
+        g_assert_no_error (error);
+}
+
 int
 main (int argc, char **argv)
 {
         g_test_init (&argc, &argv, NULL);
         g_test_add ("/shares/offline", Fixture, NULL, setup, test_offline, teardown);
         g_test_add ("/shares/online", Fixture, NULL, setup, test_online, teardown);
+        g_test_add ("/shares/approved-delete", Fixture, NULL, setup, test_approved_delete,
+                    teardown);
         return g_test_run ();
 }

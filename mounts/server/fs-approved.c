@@ -1,0 +1,157 @@
+/* fs-approved.c — what the person approved that the share's mode refuses to the guest: deleting
+ * a file, a link or an empty folder. The host does exactly that one thing, resolved like any
+ * guest request (beneath the root, no link followed, protected paths and special files still
+ * refused), keeps a copy of a file first, and records it.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "fs-server-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gio/gio.h>
+#include <glib/gi18n.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corral-glib-compat.h"
+#include "fs-resolve.h"
+
+#define FS_RULE_APPROVED "approved-by-person"
+
+/* A relative path of non-empty components, none "." or "..". */
+static gboolean
+path_valid (const char *path)
+{
+        g_auto (GStrv) parts = NULL;
+
+        if (!path[0] || path[0] == '/' || strlen (path) >= FS_MAX_PATH ||
+            !g_utf8_validate (path, -1, NULL))
+                return FALSE;
+        parts = g_strsplit (path, "/", -1);
+        if (g_strv_length (parts) > FS_MAX_DEPTH)
+                return FALSE;
+        for (char **p = parts; *p; p++)
+                if (!(*p)[0] || g_str_equal (*p, ".") || g_str_equal (*p, ".."))
+                        return FALSE;
+        return TRUE;
+}
+
+/* The guest's node for path, if it looked it up: it is gone now (ESTALE from here on). */
+static void
+detach_node (FsServer *s, FsShare *share, const char *path)
+{
+        g_auto (GStrv) parts = g_strsplit (path, "/", -1);
+        FsNode *node = share->root_node;
+
+        for (char **p = parts; *p && node; p++)
+                node = fs_node_find_child (node, *p, strlen (*p));
+        if (node)
+                fs_node_detach (s, node);
+}
+
+static gboolean refuse (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+static gboolean
+refuse (GError **error, const char *format, ...)
+{
+        g_autofree char *message = NULL;
+        va_list ap;
+
+        va_start (ap, format);
+        message = g_strdup_vprintf (format, ap);
+        va_end (ap);
+        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED, message);
+        return FALSE;
+}
+
+/* Removes name in dirfd after the checks; returns the audit op or NULL with error set. */
+static const char *
+remove_entry (
+        FsServer *s, FsShare *share, int dirfd, const char *name, const char *path, GError **error)
+{
+        struct stat st;
+        int r;
+
+        if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                int errsv = errno;
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), _ ("“%s”: %s"), path,
+                             g_strerror (errsv));
+                return NULL;
+        }
+        if (S_ISREG (st.st_mode) && st.st_nlink > 1) {
+                refuse (error, _ ("“%s” has another name outside the share; it stays"), path);
+                return NULL;
+        }
+        if (S_ISREG (st.st_mode) && (r = fs_keep_copy (s, share, dirfd, name, path)) < 0) {
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (-r),
+                             _ ("Could not keep a copy of “%s” (%s), so it was not deleted"), path,
+                             g_strerror (-r));
+                return NULL;
+        }
+        if (!S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode) && !S_ISDIR (st.st_mode)) {
+                refuse (error, _ ("“%s” is not a file or folder; it stays"), path);
+                return NULL;
+        }
+        if (unlinkat (dirfd, name, S_ISDIR (st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
+                int errsv = errno;
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), _ ("“%s”: %s"), path,
+                             g_strerror (errsv));
+                return NULL;
+        }
+        return S_ISDIR (st.st_mode) ? "rmdir" : "unlink";
+}
+
+gboolean
+fs_server_approved_delete (FsServer *s, const char *share_name, const char *path, GError **error)
+{
+        FsShare *share;
+        g_autofree char *parent = NULL, *name = NULL;
+        g_autofd int dirfd = -1;
+        const char *op;
+        int r;
+
+        g_return_val_if_fail (s != NULL && share_name != NULL && path != NULL, FALSE);
+
+        share = fs_server_find_share (s, share_name, strlen (share_name));
+        if (!share || share->removed) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                             _ ("No shared folder named “%s”"), share_name);
+                return FALSE;
+        }
+        if (!path_valid (path)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                             _ ("“%s” is not a path inside the shared folder"), path);
+                return FALSE;
+        }
+        /* Approval does not reach what no mode may change. */
+        if (fs_protected_match (share->protected, path, NULL) ||
+            fs_protected_is_ancestor (share->protected, path, NULL))
+                return refuse (error, _ ("“%s” is a protected path; Corral never deletes it"),
+                               path);
+        parent = g_path_get_dirname (path);
+        name = g_path_get_basename (path);
+        r = fs_resolve_open (share->root_fd, share->dev, g_str_equal (parent, ".") ? "" : parent,
+                             O_PATH | O_DIRECTORY, 0, &dirfd);
+        if (r < 0) {
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (-r), _ ("“%s”: %s"), path,
+                             g_strerror (-r));
+                return FALSE;
+        }
+        op = remove_entry (s, share, dirfd, name, path, error);
+        if (!op)
+                return FALSE;
+        detach_node (s, share, path);
+        {
+                FsAuditRecord rec = { .share = share->name,
+                                      .op = op,
+                                      .path = path,
+                                      .result = "ok",
+                                      .rule = FS_RULE_APPROVED,
+                                      .message = "deleted by the host after the person approved",
+                                      .size = -1 };
+                fs_audit_write (s->audit, &rec);
+        }
+        return TRUE;
+}
