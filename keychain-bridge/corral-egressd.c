@@ -11,7 +11,7 @@
  * session (a fresh proxy token, the placeholders, the session CA) when it asks, and exits when
  * the VM is gone; --lock makes it the only one per VM.
  * --secret binds keychain secrets for this session (--all-secrets: every secret in the
- * keychain): their placeholders are written as NAME=placeholder lines to --placeholders-out
+ * keychain but the model providers' keys, which stay with the host's agent loop): their placeholders are written as NAME=placeholder lines to --placeholders-out
  * (0600), the session CA the guest must trust to --session-ca-out. A locked or missing keychain
  * stops the daemon before it serves anything, except with --all-secrets, where it serves
  * without credentials and says so (nothing is ever sent in their place).
@@ -93,9 +93,13 @@ secret_names (void)
                 g_printerr ("corral-egressd: %s; no credentials in this session\n", error->message);
                 return NULL;
         }
-        for (guint i = 0; i < list->len; i++)
-                g_strv_builder_add (names,
-                                    ((CorralSecretInfo *) g_ptr_array_index (list, i))->name);
+        for (guint i = 0; i < list->len; i++) {
+                const CorralSecretInfo *info = g_ptr_array_index (list, i);
+
+                /* the agent loop's own keys stay on the host */
+                if (!corral_secret_name_is_host_only (info->name))
+                        g_strv_builder_add (names, info->name);
+        }
         return g_strv_builder_end (names);
 }
 

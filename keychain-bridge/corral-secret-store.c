@@ -24,6 +24,12 @@ static const SecretSchema corral_schema = {
         },
 };
 
+gboolean
+corral_secret_name_is_host_only (const char *name)
+{
+        return g_strcmp0 (name, "anthropic") == 0 || g_strcmp0 (name, "openai") == 0;
+}
+
 void
 corral_secret_info_free (CorralSecretInfo *info)
 {

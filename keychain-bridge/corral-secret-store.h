@@ -25,6 +25,10 @@ typedef struct {
         char *format; /* contains "{}" exactly once */
 } CorralSecretInfo;
 
+/* The model providers' API keys ("anthropic", "openai") are for the agent loop on the host:
+ * they are never bound into a VM's session, so nothing in a VM can spend them. */
+gboolean corral_secret_name_is_host_only (const char *name);
+
 void corral_secret_info_free (CorralSecretInfo *info);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralSecretInfo, corral_secret_info_free)
 

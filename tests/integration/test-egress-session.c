@@ -435,10 +435,20 @@ test_credentials (Fixture *fx, gconstpointer data)
         g_autofree char *cmd = g_strdup_printf ("grep -rl " CANARY " '%s'", fx->dir);
         g_autofree char *out = NULL;
 
+        const char *api_hosts[] = { "api.anthropic.com", NULL };
+        g_autoptr (CorralSecretInfo) provider =
+                corral_secret_info_new ("anthropic", api_hosts, "x-api-key", "{}", &error);
+        g_autofree char *provider_ph = NULL;
+
         g_assert_no_error (error);
         g_assert_true (corral_secret_store_set_sync (info, CANARY, NULL, &error));
         g_assert_no_error (error);
+        /* the agent loop's provider key is for the host only: never in a VM's session */
+        g_assert_true (corral_secret_store_set_sync (provider, CANARY "-provider", NULL, &error));
+        g_assert_no_error (error);
         start_session (fx, TRUE);
+        provider_ph = net_env (fx, "anthropic");
+        g_assert_null (provider_ph);
         ph = net_env (fx, "API_TOKEN");
         g_assert_nonnull (ph);
         g_assert_true (g_str_has_prefix (ph, "corral-ph-"));
@@ -449,6 +459,8 @@ test_credentials (Fixture *fx, gconstpointer data)
         g_assert_true (g_spawn_command_line_sync (cmd, &out, NULL, NULL, NULL));
         g_assert_cmpstr (out, ==, "");
         g_assert_true (corral_secret_store_remove_sync ("API_TOKEN", NULL, &error));
+        g_assert_no_error (error);
+        g_assert_true (corral_secret_store_remove_sync ("anthropic", NULL, &error));
         g_assert_no_error (error);
 }
 
