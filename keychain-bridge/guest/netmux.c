@@ -563,11 +563,13 @@ netmux_poll (NetMux *m, struct pollfd *extra, size_t n_extra, int timeout_ms)
                 fds[n++] = (struct pollfd){ c->fd, ev, 0 };
         }
         base = n;
-        memcpy (fds + n, extra, n_extra * sizeof *extra);
+        if (n_extra) /* extra may be NULL then */
+                memcpy (fds + n, extra, n_extra * sizeof *extra);
         n += n_extra;
         if (poll (fds, (nfds_t) n, timeout_ms) < 0)
                 return errno == EINTR ? 0 : -errno;
-        memcpy (extra, fds + base, n_extra * sizeof *extra);
+        if (n_extra)
+                memcpy (extra, fds + base, n_extra * sizeof *extra);
         /* Channels first (indexes match fds until one is dropped: walk backwards). */
         for (size_t i = m->n_chans; i-- > 0;) {
                 Chan *c = m->chans[i];

@@ -125,8 +125,8 @@ static int
 spawn_netproxy (Fixture *fx, int fd)
 {
         g_autoptr (GError) error = NULL;
-        g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (
-                G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+        g_autoptr (GSubprocessLauncher) l =
+                g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
         g_autoptr (GDataInputStream) in = NULL;
         g_autofree char *line = NULL, *bundle = path (fx, "bundle.crt");
         g_autoptr (GSubprocess) p = NULL;
@@ -141,6 +141,8 @@ spawn_netproxy (Fixture *fx, int fd)
         line = g_data_input_stream_read_line (in, NULL, NULL, NULL);
         if (!line) {
                 g_subprocess_wait (p, NULL, NULL);
+                /* a crash is never an answer */
+                g_assert_true (g_subprocess_get_if_exited (p));
                 return g_subprocess_get_exit_status (p);
         }
         g_assert_true (g_str_has_prefix (line, "listening on port "));
