@@ -10,6 +10,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vmm.h"
+#include "corralctl-agent.h"
 #include "corralctl-image.h"
 #include "corralctl-gc.h"
 #include "corralctl-mcp.h"
@@ -529,6 +530,7 @@ usage (FILE *out)
         fprintf (out, "  %-8s %s\n", "net", _ ("Show and change a VM's network policy"));
         fprintf (out, "  %-8s %s\n", "secret", _ ("Store, list and remove keychain secrets"));
         fprintf (out, "  %-8s %s\n", "mcp", _ ("Serve a VM as an MCP server on stdin/stdout"));
+        fprintf (out, "  %-8s %s\n", "agent", _ ("Give a task to an AI agent that works in a VM"));
         fprintf (out,
                  _ ("\n--local runs corral-agent on this machine as you: there is NO sandbox.\n"
                     "Use “corralctl COMMAND --help” for the options of a command,\n"
@@ -606,6 +608,8 @@ main (int argc, char **argv)
                 return corralctl_secret_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "mcp"))
                 return corralctl_mcp_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "agent"))
+                return corralctl_agent_main (argc - 1, argv + 1);
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
                 if (g_str_equal (argv[1], commands[i].name))
                         return run_command ((int) i, argc - 1, argv + 1);

@@ -1,0 +1,42 @@
+/* agent-sandbox-log.h — what the sandbox recorded while a tool ran, and why it refused.
+ *
+ * The host's file server appends to VM_DIR/audit.jsonl and the egress daemon to
+ * VM_DIR/egress.jsonl. Before a tool call the loop marks both files' ends; after it, it reads
+ * the records written since (bounded; lines that are not JSON objects are skipped) and turns
+ * refusals into plain sentences for the model: what was blocked, by which rule, what the person
+ * could change.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* At most this much of each log is read per call; beyond it, records are skipped (counted). */
+#define AGENT_SANDBOX_LOG_MAX_READ ((gsize) 1024 * 1024)
+
+typedef struct {
+        guint64 audit; /* byte offsets: where the next unread record starts */
+        guint64 egress;
+} AgentLogMark;
+
+/* The current ends of both logs (0 for a missing file). */
+void agent_sandbox_mark (const char *vm_dir, AgentLogMark *mark);
+
+/* Records written since mark, oldest first, each with "source": "files" or "egress" (the egress
+ * records get it added); mark moves past them. A partial last line is left for later.
+ * ret_skipped: bytes skipped because the logs grew faster than the bound. (transfer full) */
+GPtrArray *agent_sandbox_read_since (const char *vm_dir, AgentLogMark *mark, guint64 *ret_skipped);
+
+/* TRUE for a refusal (file server "refused", egress "denied"). */
+gboolean agent_sandbox_is_refusal (const cJSON *record);
+/* A refusal explained for the model; NULL for other records. (transfer full) */
+char *agent_sandbox_explain (const cJSON *record);
+/* One line for a tool card: "unlink proj/notes.txt: refused (no-delete)", "GET example.com:443
+ * allowed". (transfer full) */
+char *agent_sandbox_summary (const cJSON *record);
+
+G_END_DECLS

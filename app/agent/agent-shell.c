@@ -1,0 +1,167 @@
+/* agent-shell.c — the shell tool: one command in the VM, bounded output, a timeout, and a kill
+ * that really happens when the task is stopped.
+ *
+ * The command runs in the guest agent's process group, so a kill reaches its children too.
+ * The host keeps only the first and last bytes of the output (AgentCapture): a command that
+ * prints gigabytes costs the host a few KiB, and the model sees where the output was cut.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "agent-private.h"
+
+#include "agent-text.h"
+#include "corral-process.h"
+
+#include <glib/gi18n-lib.h>
+#include <signal.h>
+#include <string.h>
+
+#define TITLE_MAX 80
+
+typedef struct {
+        AgentToolCall *call;
+        CorralProcess *proc;
+        AgentCapture capture;
+        gulong cancel_id;
+        guint timeout_s;
+} Shell;
+
+static void
+shell_free (Shell *shell)
+{
+        if (shell->cancel_id)
+                g_cancellable_disconnect (shell->call->cancellable, shell->cancel_id);
+        if (shell->proc)
+                g_signal_handlers_disconnect_by_data (shell->proc, shell);
+        g_clear_object (&shell->proc);
+        agent_capture_clear (&shell->capture);
+        g_free (shell);
+}
+
+static void
+on_output (CorralProcess *proc, guint stream, GBytes *bytes, Shell *shell)
+{
+        gsize len;
+        const guint8 *data = g_bytes_get_data (bytes, &len);
+
+        agent_capture_add (&shell->capture, data, len);
+}
+
+static char *
+status_text (Shell *shell)
+{
+        CorralAgentToolCard *card = shell->call->card;
+
+        card->exit_code = corral_process_get_exit_code (shell->proc);
+        card->term_signal = corral_process_get_term_signal (shell->proc);
+        card->timed_out = corral_process_get_timed_out (shell->proc);
+        if (card->timed_out)
+                return g_strdup_printf (_ ("[timed out after %u s: the command was killed. Run "
+                                           "long jobs in the background and check on them, or "
+                                           "give a longer timeout.]"),
+                                        shell->timeout_s);
+        if (card->term_signal > 0)
+                return g_strdup_printf (_ ("[killed by signal %d]"), card->term_signal);
+        return g_strdup_printf (_ ("[exit status %d]"), card->exit_code);
+}
+
+static void
+waited (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        Shell *shell = user_data;
+        AgentToolCall *call = shell->call;
+        g_autoptr (GError) error = NULL;
+        g_autofree char *output = NULL;
+        g_autofree char *status = NULL;
+
+        if (!corral_process_wait_finish (CORRAL_PROCESS (source), result, &error)) {
+                char *text =
+                        g_strdup_printf (_ ("The command's end was not seen: %s"), error->message);
+                shell_free (shell);
+                agent_tool_call_return (call, text, TRUE);
+                return;
+        }
+        output = agent_capture_to_text (&shell->capture);
+        status = status_text (shell);
+        shell_free (shell);
+        agent_tool_call_return (
+                call,
+                g_strdup_printf ("%s%s%s", *output ? output : _ ("(no output)\n"),
+                                 *output && output[strlen (output) - 1] != '\n' ? "\n" : "",
+                                 status),
+                call->card->timed_out);
+}
+
+/* Stop means stop: the process group dies now, and the call ends once the agent saw it exit. */
+static void
+on_cancelled (GCancellable *cancellable, gpointer user_data)
+{
+        Shell *shell = user_data;
+
+        corral_process_kill (shell->proc, SIGKILL);
+}
+
+static void
+spawned (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        Shell *shell = user_data;
+        AgentToolCall *call = shell->call;
+        g_autoptr (GError) error = NULL;
+
+        shell->proc =
+                corral_agent_client_spawn_finish (CORRAL_AGENT_CLIENT (source), result, &error);
+        if (!shell->proc) {
+                char *text = g_strdup_printf (_ ("The command could not be started: %s"),
+                                              error->message);
+                shell_free (shell);
+                agent_tool_call_return (call, text, TRUE);
+                return;
+        }
+        g_signal_connect (shell->proc, "output", G_CALLBACK (on_output), shell);
+        if (call->cancellable)
+                shell->cancel_id = g_cancellable_connect (call->cancellable,
+                                                          G_CALLBACK (on_cancelled), shell, NULL);
+        corral_process_wait_async (shell->proc, NULL, waited, shell);
+}
+
+static char *
+shell_title (const char *command)
+{
+        g_autofree char *line = g_strndup (command, strcspn (command, "\n"));
+        g_autofree char *valid = g_utf8_make_valid (line, -1);
+        g_autofree char *cut = NULL;
+
+        if (g_utf8_strlen (valid, -1) <= TITLE_MAX && !strchr (command, '\n'))
+                return g_steal_pointer (&valid);
+        cut = g_utf8_substring (valid, 0, MIN (g_utf8_strlen (valid, -1), TITLE_MAX));
+        return g_strdup_printf ("%s…", cut);
+}
+
+void
+agent_tool_shell (AgentToolCall *call)
+{
+        CorralAgentSession *self = call->session;
+        const char *command = NULL, *cwd = NULL;
+        gint64 timeout = self->shell_default_timeout_s;
+        g_autoptr (CorralExecSpec) spec = NULL;
+        Shell *shell;
+
+        if (!agent_arg_string (call, "command", TRUE, &command) ||
+            !agent_arg_int (call, "timeout", 1, self->shell_max_timeout_s, FALSE, &timeout) ||
+            !agent_arg_string (call, "cwd", FALSE, &cwd))
+                return;
+        call->card->command = g_strdup (command);
+        g_free (call->card->title);
+        call->card->title = shell_title (command);
+        spec = corral_exec_spec_new_shell (command);
+        corral_exec_spec_set_timeout_ms (spec, (guint64) timeout * 1000);
+        if (cwd)
+                corral_exec_spec_set_cwd (spec, cwd);
+        shell = g_new0 (Shell, 1);
+        shell->call = call;
+        shell->timeout_s = (guint) timeout;
+        agent_capture_init (&shell->capture, self->shell_head_tail);
+        /* Not cancellable: a spawn abandoned half-way could leave a command running that
+         * nobody would kill. Cancellation is checked once the process exists. */
+        corral_agent_client_spawn_async (self->client, spec, NULL, spawned, shell);
+}

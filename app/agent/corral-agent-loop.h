@@ -1,0 +1,172 @@
+/* corral-agent-loop.h — the agent loop: a model, tools that act inside the VM, and the person.
+ *
+ * A CorralAgentSession owns one conversation with a model (a CorralLlmProvider), a connected
+ * CorralAgentClient to the guest agent of a VM (or a local agent, with no sandbox), an optional
+ * CorralMcpManager, and what it knows about the sandbox (VM folder, shares, credential names).
+ * For each task the person gives, it streams the model's reply, runs the tools the model calls
+ * (inside the VM, never on the host), appends their results and asks again, until the model
+ * ends its turn, the step limit is reached or the task is cancelled. Cancelling kills the
+ * command that is running in the VM.
+ *
+ * Signals (all on the thread-default main context of the caller of run_task_async):
+ *   ::text-delta (const char *text)                 model text as it streams
+ *   ::stream-restarted ()                           a retry: discard the text of this reply
+ *   ::tool-started (CorralAgentToolCard *card)      a tool call begins (name, title, input)
+ *   ::tool-finished (CorralAgentToolCard *card)     ... and ends (output, files, network)
+ *   ::approval-requested (CorralAgentApproval *a)   the model asks the person for something
+ *                                                   the sandbox forbids; the handler answers
+ *                                                   with corral_agent_approval_respond(), now
+ *                                                   or later. Without a handler: denied.
+ *   ::notice (const char *text)                     loop remarks (continuing after the output
+ *                                                   limit, step limit reached, ...)
+ *
+ * Sessions persist under $XDG_STATE_HOME/corral/sessions/ID/ (agent-store.h says what is there)
+ * and can be resumed with corral_agent_session_resume().
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include "corral-agent-client.h"
+#include "corral-llm.h"
+#include "corral-mcp.h"
+#include "corral-shares.h"
+
+G_BEGIN_DECLS
+
+#define CORRAL_AGENT_DEFAULT_MAX_STEPS 50
+#define CORRAL_AGENT_DEFAULT_MAX_TOKENS 8192
+
+/* Tool cards: what the UI shows for one tool call ------------------------------------------ */
+
+typedef struct {
+        char *tool_id; /* the model's call id */
+        char *tool; /* the tool's name */
+        char *title; /* one line for people: "ls -la", "notes.txt", "mcp: files__read" */
+        char *input_json; /* the arguments as the model sent them */
+        char *command; /* (nullable) shell: the command */
+        char *output; /* (nullable) once finished: the result as the model sees it */
+        int exit_code; /* shell: -1 unless it exited normally */
+        int term_signal; /* shell: 0 unless a signal ended it */
+        gboolean timed_out; /* shell */
+        gboolean is_error; /* the result is an error */
+        gboolean finished;
+        GPtrArray *files_read; /* (element-type utf8) VM paths */
+        GPtrArray *files_changed; /* (element-type utf8) VM paths, and shares' changes */
+        GPtrArray *network; /* (element-type utf8) "GET example.com:443 allowed (rule)" */
+        GPtrArray *blocked; /* (element-type utf8) what the sandbox refused, explained */
+        gint64 duration_us;
+} CorralAgentToolCard;
+
+#define CORRAL_TYPE_AGENT_TOOL_CARD (corral_agent_tool_card_get_type ())
+GType corral_agent_tool_card_get_type (void);
+CorralAgentToolCard *corral_agent_tool_card_ref (CorralAgentToolCard *card);
+void corral_agent_tool_card_unref (CorralAgentToolCard *card);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralAgentToolCard, corral_agent_tool_card_unref)
+
+/* Approvals ----------------------------------------------------------------------------------- */
+
+typedef enum {
+        CORRAL_AGENT_APPROVAL_DELETE, /* target: a /workspace path */
+        CORRAL_AGENT_APPROVAL_NETWORK, /* target: host or host:port */
+} CorralAgentApprovalKind;
+
+typedef enum {
+        CORRAL_AGENT_ANSWER_DENY,
+        CORRAL_AGENT_ANSWER_ALLOW_ONCE, /* delete: this one file */
+        CORRAL_AGENT_ANSWER_ALLOW_TASK, /* network: until the task ends */
+        CORRAL_AGENT_ANSWER_ALLOW_ALWAYS, /* network: a permanent rule in the VM's policy */
+} CorralAgentAnswer;
+
+typedef struct _CorralAgentApproval CorralAgentApproval;
+
+#define CORRAL_TYPE_AGENT_APPROVAL (corral_agent_approval_get_type ())
+GType corral_agent_approval_get_type (void);
+CorralAgentApproval *corral_agent_approval_ref (CorralAgentApproval *approval);
+void corral_agent_approval_unref (CorralAgentApproval *approval);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralAgentApproval, corral_agent_approval_unref)
+
+CorralAgentApprovalKind corral_agent_approval_get_kind (CorralAgentApproval *approval);
+/* The exact thing asked for: "/workspace/proj/old.txt" or "api.example.com:443". */
+const char *corral_agent_approval_get_target (CorralAgentApproval *approval);
+/* The model's reason (untrusted text: show it as text, never as markup). */
+const char *corral_agent_approval_get_reason (CorralAgentApproval *approval);
+/* The answers that make sense for this kind (ALLOW_ONCE for delete; TASK/ALWAYS for network). */
+gboolean corral_agent_approval_accepts (CorralAgentApproval *approval, CorralAgentAnswer answer);
+/* Answers once; later answers (and answers after the task was cancelled) are ignored. An
+ * answer this kind does not accept counts as DENY. */
+void corral_agent_approval_respond (CorralAgentApproval *approval, CorralAgentAnswer answer);
+
+/* The session ----------------------------------------------------------------------------------- */
+
+typedef enum {
+        CORRAL_AGENT_STOP_DONE, /* the model ended its turn */
+        CORRAL_AGENT_STOP_STEP_LIMIT, /* max_steps model replies without an end */
+        CORRAL_AGENT_STOP_REFUSAL, /* the model refused */
+} CorralAgentStop;
+
+typedef struct {
+        CorralAgentStop stop;
+        guint steps; /* model replies in this task */
+        guint tool_calls;
+        CorralLlmUsage usage; /* summed over the task */
+        char *final_text; /* the text of the last reply */
+} CorralAgentTaskResult;
+
+void corral_agent_task_result_free (CorralAgentTaskResult *result);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralAgentTaskResult, corral_agent_task_result_free)
+
+#define CORRAL_TYPE_AGENT_SESSION (corral_agent_session_get_type ())
+G_DECLARE_FINAL_TYPE (CorralAgentSession, corral_agent_session, CORRAL, AGENT_SESSION, GObject)
+
+/* A new session (a fresh id; nothing is written before the first task). client: connected.
+ * (transfer full) */
+CorralAgentSession *corral_agent_session_new (CorralLlmProvider *provider,
+                                              CorralAgentClient *client,
+                                              const char *model);
+/* Reopens session id from its transcript (the conversation is rebuilt). (transfer full) */
+CorralAgentSession *corral_agent_session_resume (const char *id,
+                                                 CorralLlmProvider *provider,
+                                                 CorralAgentClient *client,
+                                                 const char *model,
+                                                 GError **error);
+
+const char *corral_agent_session_get_id (CorralAgentSession *self);
+/* (transfer none) the session's folder */
+const char *corral_agent_session_get_dir (CorralAgentSession *self);
+/* (transfer none) the conversation so far */
+const CorralLlmConversation *corral_agent_session_get_conversation (CorralAgentSession *self);
+
+/* The VM: name and folder (VM_DIR: audit.jsonl, egress.jsonl, egress-policy.json, the file
+ * server). Both NULL (the default) means a local agent: no sandbox, and the model is told so. */
+void corral_agent_session_set_vm (CorralAgentSession *self, const char *name, const char *vm_dir);
+/* (element-type CorralShare) (transfer none): copied. */
+void corral_agent_session_set_shares (CorralAgentSession *self, GPtrArray *shares);
+/* Names of the credentials the VM's commands see as environment variables (never values). */
+void corral_agent_session_set_credential_names (CorralAgentSession *self, const char *const *names);
+void corral_agent_session_set_mcp_manager (CorralAgentSession *self, CorralMcpManager *manager);
+void corral_agent_session_set_max_steps (CorralAgentSession *self, guint max_steps);
+/* The shell tool: default and maximum timeout, and how much output the model sees (head and
+ * tail of this many bytes each; the middle is cut with a note). Defaults 120 s, 1800 s, 8 KiB. */
+void corral_agent_session_set_shell_limits (CorralAgentSession *self,
+                                            guint default_timeout_s,
+                                            guint max_timeout_s,
+                                            gsize output_head_tail);
+
+/* Runs one task. Fails with G_IO_ERROR_CANCELLED when cancelled (the running command is killed),
+ * with the provider's CORRAL_LLM_ERROR when the model cannot be reached, with
+ * G_IO_ERROR_BUSY while another task runs. */
+void corral_agent_session_run_task_async (CorralAgentSession *self,
+                                          const char *text,
+                                          GCancellable *cancellable,
+                                          GAsyncReadyCallback callback,
+                                          gpointer user_data);
+CorralAgentTaskResult *corral_agent_session_run_task_finish (CorralAgentSession *self,
+                                                             GAsyncResult *result,
+                                                             GError **error);
+
+/* The system prompt the next task would use (for tests and the UI's "what the agent knows").
+ * (transfer full) */
+char *corral_agent_session_build_system_prompt (CorralAgentSession *self);
+
+G_END_DECLS

@@ -1,0 +1,504 @@
+/* corralctl-agent.c — `corralctl agent VM "task"`: the agent loop on a terminal.
+ *
+ * The model's text streams to stdout, each tool call is one line (and a result line), and an
+ * approval is a y/N question on the terminal. When stdin is not a terminal, or with
+ * --yes-to-nothing, every approval is denied without asking: a script cannot say yes by
+ * accident. Everything a model or a command wrote is stripped of control characters before it
+ * reaches the terminal. Ctrl-C stops the task (and kills its command in the VM); a second
+ * Ctrl-C quits at once.
+ *
+ * API keys come from llm-keys.h (environment or keychain), never from the command line.
+ *
+ * Exit status: 0 when the model finished, 1 when it stopped at the step limit or refused,
+ * 130 when stopped with Ctrl-C, 125 for failures (the model could not be reached, no VM, ...).
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corralctl-agent.h"
+
+#include "agent-text.h"
+#include "corral-agent-loop.h"
+#include "corral-secret-store.h"
+#include "corral-vm-host.h"
+#include "corralctl-vm.h"
+
+#include <glib-unix.h>
+#include <glib/gi18n.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXIT_CTL 125
+#define EXIT_STOPPED 1
+#define EXIT_INTERRUPTED 130
+
+static gboolean opt_local;
+static char *opt_agent;
+static char *opt_provider;
+static char *opt_model;
+static char *opt_resume;
+static int opt_max_steps;
+static gboolean opt_no;
+static char *opt_vm_dir;
+static char **opt_rest;
+
+static const GOptionEntry entries[] = {
+        { "local", 0, 0, G_OPTION_ARG_NONE, &opt_local,
+          N_ ("Run commands on this machine as you, without a VM: NO sandbox (tests)"), NULL },
+        { "agent", 0, 0, G_OPTION_ARG_FILENAME, &opt_agent,
+          N_ ("Path of corral-agent for --local (default: $CORRAL_AGENT_PATH)"), N_ ("PATH") },
+        { "provider", 0, 0, G_OPTION_ARG_STRING, &opt_provider,
+          N_ ("anthropic (default) or openai (any OpenAI-compatible server)"), N_ ("NAME") },
+        { "model", 'm', 0, G_OPTION_ARG_STRING, &opt_model, N_ ("The model to use"), N_ ("MODEL") },
+        { "resume", 0, 0, G_OPTION_ARG_STRING, &opt_resume, N_ ("Continue a session"), N_ ("ID") },
+        { "max-steps", 0, 0, G_OPTION_ARG_INT, &opt_max_steps,
+          N_ ("Stop after this many model replies (default 50)"), N_ ("N") },
+        { "yes-to-nothing", 0, 0, G_OPTION_ARG_NONE, &opt_no,
+          N_ ("Deny every approval request without asking"), NULL },
+        /* Tests: with --local, a folder that stands in for a VM's (its logs, its policy). */
+        { "vm-dir", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &opt_vm_dir,
+          "With --local: use DIR as the VM folder (tests only)", "DIR" },
+        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_rest, NULL,
+          N_ ("VM|--local \"TASK\"") },
+        { NULL }
+};
+
+typedef struct {
+        CorralVmManager *manager;
+        CorralAgentClient *client;
+        CorralMcpManager *mcp;
+        GPid agent_pid;
+        CorralAgentSession *session;
+        GCancellable *cancellable;
+        GAsyncResult *result;
+        gboolean at_line_start;
+        /* the approval being asked on the terminal */
+        CorralAgentApproval *asking;
+        GString *answer;
+        guint stdin_id;
+} Agent;
+
+/* Output ---------------------------------------------------------------------------------------- */
+
+static void
+put (Agent *a, const char *text)
+{
+        g_autofree char *safe = agent_text_for_terminal (text);
+        gsize len = strlen (safe);
+
+        if (len == 0)
+                return;
+        fputs (safe, stdout);
+        fflush (stdout);
+        a->at_line_start = safe[len - 1] == '\n';
+}
+
+static void
+newline (Agent *a)
+{
+        if (!a->at_line_start)
+                put (a, "\n");
+}
+
+static void
+on_text (CorralAgentSession *session, const char *text, Agent *a)
+{
+        put (a, text);
+}
+
+static void
+on_restarted (CorralAgentSession *session, Agent *a)
+{
+        newline (a);
+        put (a, _ ("[the provider failed; trying again]\n"));
+}
+
+static void
+on_notice (CorralAgentSession *session, const char *text, Agent *a)
+{
+        g_autofree char *line = g_strdup_printf ("[%s]\n", text);
+
+        newline (a);
+        put (a, line);
+}
+
+static void
+on_tool_started (CorralAgentSession *session, CorralAgentToolCard *card, Agent *a)
+{
+        g_autofree char *line = g_strdup_printf ("▸ %s: %s\n", card->tool, card->title);
+
+        newline (a);
+        put (a, line);
+}
+
+static void
+on_tool_finished (CorralAgentSession *session, CorralAgentToolCard *card, Agent *a)
+{
+        g_autofree char *first = g_strndup (card->output, strcspn (card->output, "\n"));
+        g_autofree char *line = NULL;
+
+        if (card->command)
+                line = g_strdup_printf (_ ("  %s (%u lines of output)\n"),
+                                        card->timed_out         ? _ ("timed out")
+                                        : card->term_signal > 0 ? _ ("killed")
+                                        : card->exit_code == 0  ? _ ("done")
+                                                                : _ ("failed"),
+                                        agent_text_count_lines (card->output));
+        else
+                line = g_strdup_printf ("  %s%s\n", card->is_error ? _ ("error: ") : "", first);
+        put (a, line);
+        for (guint i = 0; i < card->blocked->len; i++) {
+                g_autofree char *b = g_strdup_printf ("  ✗ %s\n", (char *) card->blocked->pdata[i]);
+                put (a, b);
+        }
+}
+
+/* Approvals -------------------------------------------------------------------------------------- */
+
+static void
+answer (Agent *a, CorralAgentAnswer ans)
+{
+        g_autoptr (CorralAgentApproval) approval = g_steal_pointer (&a->asking);
+
+        if (a->stdin_id)
+                g_source_remove (a->stdin_id);
+        a->stdin_id = 0;
+        put (a, ans == CORRAL_AGENT_ANSWER_DENY ? _ ("  denied\n") : _ ("  allowed\n"));
+        corral_agent_approval_respond (approval, ans);
+}
+
+static CorralAgentAnswer
+parse_answer (CorralAgentApproval *approval, const char *line)
+{
+        g_autofree char *s = g_ascii_strdown (g_strstrip (g_strdup (line)), -1);
+
+        if (corral_agent_approval_get_kind (approval) == CORRAL_AGENT_APPROVAL_DELETE)
+                return g_str_equal (s, "y") || g_str_equal (s, "yes")
+                               ? CORRAL_AGENT_ANSWER_ALLOW_ONCE
+                               : CORRAL_AGENT_ANSWER_DENY;
+        if (g_str_equal (s, "t") || g_str_equal (s, "task"))
+                return CORRAL_AGENT_ANSWER_ALLOW_TASK;
+        if (g_str_equal (s, "a") || g_str_equal (s, "always"))
+                return CORRAL_AGENT_ANSWER_ALLOW_ALWAYS;
+        return CORRAL_AGENT_ANSWER_DENY;
+}
+
+static gboolean
+on_stdin (int fd, GIOCondition cond, gpointer user_data)
+{
+        Agent *a = user_data;
+        char buf[256];
+        gssize n = read (fd, buf, sizeof buf);
+        char *nl;
+
+        if (n <= 0) {
+                a->stdin_id = 0;
+                answer (a, CORRAL_AGENT_ANSWER_DENY);
+                return G_SOURCE_REMOVE;
+        }
+        g_string_append_len (a->answer, buf, n);
+        if (!(nl = strchr (a->answer->str, '\n')) && a->answer->len < 1024)
+                return G_SOURCE_CONTINUE;
+        if (nl)
+                *nl = '\0';
+        a->stdin_id = 0;
+        answer (a, parse_answer (a->asking, a->answer->str));
+        return G_SOURCE_REMOVE;
+}
+
+static void
+on_approval (CorralAgentSession *session, CorralAgentApproval *approval, Agent *a)
+{
+        gboolean delete = corral_agent_approval_get_kind (approval) == CORRAL_AGENT_APPROVAL_DELETE;
+        g_autofree char *question = g_strdup_printf (
+                delete ? _ ("The agent asks to delete %s\n  because: %s\n  Allow? [y/N] ")
+                       : _ ("The agent asks to reach %s\n  because: %s\n  Allow for [t]his "
+                            "task, [a]lways, or [N]o? "),
+                corral_agent_approval_get_target (approval),
+                corral_agent_approval_get_reason (approval));
+
+        newline (a);
+        put (a, question);
+        a->asking = corral_agent_approval_ref (approval);
+        if (opt_no || !isatty (STDIN_FILENO)) {
+                put (a, opt_no ? _ ("no (--yes-to-nothing)\n")
+                               : _ ("no (standard input is not a terminal)\n"));
+                answer (a, CORRAL_AGENT_ANSWER_DENY);
+                return;
+        }
+        g_string_truncate (a->answer, 0);
+        a->stdin_id = g_unix_fd_add (STDIN_FILENO, G_IO_IN | G_IO_HUP, on_stdin, a);
+}
+
+/* Setting up -------------------------------------------------------------------------------------- */
+
+static char *
+find_agent (void)
+{
+        const char *env = g_getenv ("CORRAL_AGENT_PATH");
+        g_autofree char *self_exe = g_file_read_link ("/proc/self/exe", NULL);
+        g_autofree char *dir = self_exe ? g_path_get_dirname (self_exe) : NULL;
+        g_autofree char *sibling = dir ? g_build_filename (dir, "corral-agent", NULL) : NULL;
+
+        if (opt_agent)
+                return g_strdup (opt_agent);
+        if (env && *env)
+                return g_strdup (env);
+        if (sibling && g_file_test (sibling, G_FILE_TEST_IS_EXECUTABLE))
+                return g_steal_pointer (&sibling);
+        return g_find_program_in_path ("corral-agent");
+}
+
+static gboolean
+connect_local (Agent *a, GError **error)
+{
+        g_autofree char *path = find_agent ();
+        const char *args[] = { "--user", g_get_user_name (), NULL };
+        g_autoptr (GAsyncResult) res = NULL;
+        int fd;
+
+        if (!path) {
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                                     _ ("Could not find corral-agent; set CORRAL_AGENT_PATH or "
+                                        "pass --agent"));
+                return FALSE;
+        }
+        if (!corral_agent_client_spawn_local_agent (path, args, &a->agent_pid, &fd, error))
+                return FALSE;
+        a->client = corral_agent_client_new ();
+        corral_agent_client_connect_fd_async (a->client, fd, NULL, corralctl_got_result, &res);
+        return corral_agent_client_connect_fd_finish (a->client, corralctl_wait_for (&res), error);
+}
+
+static char *
+vm_dir_for (const char *vm, GError **error)
+{
+        g_autoptr (CorralHostSelection) sel = corral_host_select_default (error);
+
+        return sel ? g_build_filename (sel->state_dir, "vms", vm, NULL) : NULL;
+}
+
+/* What the model is told about the VM: shares and credential names (never values). Both are
+ * best effort: a session without them still works, the model just knows less. */
+static void
+describe_vm (Agent *a, const char *vm, const char *vm_dir)
+{
+        g_autoptr (GPtrArray) shares = corral_shares_list (vm_dir, NULL);
+        g_autoptr (GPtrArray) secrets = corral_secret_store_list_sync (NULL, NULL);
+        g_autoptr (GPtrArray) names = g_ptr_array_new ();
+
+        corral_agent_session_set_vm (a->session, vm, vm_dir);
+        corral_agent_session_set_shares (a->session, shares);
+        for (guint i = 0; secrets && i < secrets->len; i++)
+                g_ptr_array_add (names, ((CorralSecretInfo *) secrets->pdata[i])->name);
+        g_ptr_array_add (names, NULL);
+        corral_agent_session_set_credential_names (a->session, (const char *const *) names->pdata);
+}
+
+/* The person's MCP servers, if any are configured; a server that fails is reported, not fatal. */
+static void
+start_mcp (Agent *a)
+{
+        g_autofree char *path = corral_mcp_config_default_path ();
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralMcpConfig) config = corral_mcp_config_new_from_file (path, TRUE, &error);
+        g_autoptr (GAsyncResult) res = NULL;
+
+        if (!config) {
+                g_printerr (_ ("corralctl: ignoring %s: %s\n"), path, error->message);
+                return;
+        }
+        if (config->servers->len == 0)
+                return;
+        a->mcp = corral_mcp_manager_new (config);
+        corral_mcp_manager_start_async (a->mcp, NULL, corralctl_got_result, &res);
+        corral_mcp_manager_start_finish (a->mcp, corralctl_wait_for (&res), NULL);
+        for (guint i = 0; i < config->servers->len; i++) {
+                const char *name = ((CorralMcpServerConfig *) config->servers->pdata[i])->name;
+                const GError *e = corral_mcp_manager_get_error (a->mcp, name);
+                if (e)
+                        g_printerr (_ ("corralctl: MCP server “%s”: %s\n"), name, e->message);
+        }
+}
+
+static CorralLlmProvider *
+make_provider (CorralLlmProviderKind *kind, GError **error)
+{
+        if (!opt_provider || g_str_equal (opt_provider, "anthropic"))
+                *kind = CORRAL_LLM_PROVIDER_ANTHROPIC;
+        else if (g_str_equal (opt_provider, "openai"))
+                *kind = CORRAL_LLM_PROVIDER_OPENAI;
+        else {
+                g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                             _ ("--provider must be anthropic or openai, not “%s”"), opt_provider);
+                return NULL;
+        }
+        return corral_llm_provider_new_for_kind_sync (*kind, NULL, error);
+}
+
+/* Running ----------------------------------------------------------------------------------------- */
+
+static gboolean
+on_sigint (gpointer user_data)
+{
+        Agent *a = user_data;
+
+        if (g_cancellable_is_cancelled (a->cancellable)) {
+                g_printerr (_ ("\ncorralctl: interrupted again; quitting\n"));
+                _exit (EXIT_INTERRUPTED);
+        }
+        g_printerr (_ ("\ncorralctl: stopping the task (Ctrl-C again to quit at once)\n"));
+        g_cancellable_cancel (a->cancellable);
+        return G_SOURCE_CONTINUE;
+}
+
+static void
+on_disconnected (CorralAgentClient *client, GError *error, Agent *a)
+{
+        g_printerr (_ ("corralctl: lost the connection to the agent: %s\n"), error->message);
+        g_cancellable_cancel (a->cancellable);
+}
+
+static int
+run_task (Agent *a, const char *task)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralAgentTaskResult) result = NULL;
+        guint sig = g_unix_signal_add (SIGINT, on_sigint, a);
+        int status;
+
+        g_signal_connect (a->session, "text-delta", G_CALLBACK (on_text), a);
+        g_signal_connect (a->session, "stream-restarted", G_CALLBACK (on_restarted), a);
+        g_signal_connect (a->session, "notice", G_CALLBACK (on_notice), a);
+        g_signal_connect (a->session, "tool-started", G_CALLBACK (on_tool_started), a);
+        g_signal_connect (a->session, "tool-finished", G_CALLBACK (on_tool_finished), a);
+        g_signal_connect (a->session, "approval-requested", G_CALLBACK (on_approval), a);
+        g_signal_connect (a->client, "disconnected", G_CALLBACK (on_disconnected), a);
+        corral_agent_session_run_task_async (a->session, task, a->cancellable, corralctl_got_result,
+                                             &a->result);
+        result = corral_agent_session_run_task_finish (a->session, corralctl_wait_for (&a->result),
+                                                       &error);
+        g_source_remove (sig);
+        g_signal_handlers_disconnect_by_data (a->client, a);
+        newline (a);
+        if (!result) {
+                status = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                                 ? EXIT_INTERRUPTED
+                                 : EXIT_CTL;
+                if (status == EXIT_CTL)
+                        g_printerr ("corralctl: %s\n", error->message);
+        } else {
+                status = result->stop == CORRAL_AGENT_STOP_DONE ? EXIT_SUCCESS : EXIT_STOPPED;
+        }
+        g_printerr (_ ("Session %s (continue it with --resume %s)\n"),
+                    corral_agent_session_get_id (a->session),
+                    corral_agent_session_get_id (a->session));
+        return status;
+}
+
+static void
+cleanup (Agent *a)
+{
+        if (a->asking)
+                corral_agent_approval_unref (a->asking);
+        if (a->stdin_id)
+                g_source_remove (a->stdin_id);
+        g_clear_object (&a->session);
+        if (a->mcp) {
+                g_autoptr (GAsyncResult) res = NULL;
+                corral_mcp_manager_shutdown_async (a->mcp, corralctl_got_result, &res);
+                corral_mcp_manager_shutdown_finish (a->mcp, corralctl_wait_for (&res));
+        }
+        g_clear_object (&a->mcp);
+        if (a->client)
+                corral_agent_client_close (a->client);
+        g_clear_object (&a->client);
+        g_clear_object (&a->manager);
+        g_clear_object (&a->cancellable);
+        g_clear_object (&a->result);
+        if (a->answer)
+                g_string_free (a->answer, TRUE);
+        if (a->agent_pid > 0) {
+                /* The local agent exits at EOF on its socket. */
+                waitpid (a->agent_pid, NULL, 0);
+                g_spawn_close_pid (a->agent_pid);
+        }
+}
+
+static gboolean
+setup (Agent *a, const char *vm, GError **error)
+{
+        g_autoptr (CorralLlmProvider) provider = NULL;
+        g_autofree char *vm_dir = NULL;
+        CorralLlmProviderKind kind;
+        const char *model;
+
+        if (!(provider = make_provider (&kind, error)))
+                return FALSE;
+        model = opt_model
+                        ? opt_model
+                        : (kind == CORRAL_LLM_PROVIDER_ANTHROPIC ? "claude-sonnet-4-5" : "gpt-4.1");
+        if (vm ? !corralctl_vm_connect (vm, &a->manager, &a->client, error)
+               : !connect_local (a, error))
+                return FALSE;
+        if (vm && !(vm_dir = vm_dir_for (vm, error)))
+                return FALSE;
+        start_mcp (a);
+        a->session = opt_resume ? corral_agent_session_resume (opt_resume, provider, a->client,
+                                                               model, error)
+                                : corral_agent_session_new (provider, a->client, model);
+        if (!a->session)
+                return FALSE;
+        if (vm)
+                describe_vm (a, vm, vm_dir);
+        else if (opt_vm_dir)
+                corral_agent_session_set_vm (a->session, "local", opt_vm_dir);
+        if (a->mcp)
+                corral_agent_session_set_mcp_manager (a->session, a->mcp);
+        if (opt_max_steps > 0)
+                corral_agent_session_set_max_steps (a->session, (guint) opt_max_steps);
+        return TRUE;
+}
+
+int
+corralctl_agent_main (int argc, char **argv)
+{
+        g_autoptr (GOptionContext) context = g_option_context_new (NULL);
+        g_autoptr (GError) error = NULL;
+        Agent a = { .at_line_start = TRUE };
+        const char *vm = NULL, *task;
+        guint n_rest;
+        int status;
+
+        g_option_context_set_summary (
+                context, _ ("Give a task to an AI agent that works inside a VM.\nKeys: "
+                            "ANTHROPIC_API_KEY / OPENAI_API_KEY (and *_BASE_URL), or the "
+                            "keychain secret “anthropic” / “openai”."));
+        g_option_context_add_main_entries (context, entries, NULL);
+        if (!g_option_context_parse (context, &argc, &argv, &error)) {
+                g_printerr ("corralctl: %s\n", error->message);
+                return EXIT_CTL;
+        }
+        n_rest = opt_rest ? g_strv_length (opt_rest) : 0;
+        if (n_rest != (opt_local ? 1u : 2u) || opt_max_steps < 0) {
+                g_printerr (_ ("corralctl: usage: corralctl agent VM \"TASK\" [OPTION…]\n"
+                               "       corralctl agent --local \"TASK\" [OPTION…]\n"));
+                return EXIT_CTL;
+        }
+        vm = opt_local ? NULL : opt_rest[0];
+        task = opt_rest[n_rest - 1];
+        if (opt_local)
+                g_printerr (_ ("corralctl: --local: the agent's commands run on this machine as "
+                               "you, with NO sandbox\n"));
+        a.cancellable = g_cancellable_new ();
+        a.answer = g_string_new (NULL);
+        if (!setup (&a, vm, &error)) {
+                g_printerr ("corralctl: %s\n", error->message);
+                cleanup (&a);
+                return EXIT_CTL;
+        }
+        status = run_task (&a, task);
+        cleanup (&a);
+        return status;
+}

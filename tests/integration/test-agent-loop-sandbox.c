@@ -1,0 +1,493 @@
+/* test-agent-loop-sandbox.c — the agent loop's sandbox parts without a VM: a temporary folder
+ * stands in for the VM's (its audit.jsonl, egress.jsonl and egress-policy.json), the local
+ * corral-agent runs the commands. Approvals (network for the task and always, deny, nobody to
+ * ask, cancel while asking; delete up to the file server's call), refusals explained from the
+ * logs, the system prompt, transcripts resumed, the task audit log, an MCP tool, and
+ * `corralctl agent --local` as a process against corral-fake-llm.
+ *
+ * The delete approval is checked up to corral_shares_approved_delete(): without a running
+ * corral-fsd for the folder, the host's failure must reach the model. The deletion itself is
+ * covered by the file server's tests and the VM suite.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "test-agent-loop-util.h"
+
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+
+static char *
+read_file (const char *path)
+{
+        char *contents = NULL;
+
+        g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+        return contents;
+}
+
+/* A VM folder with a policy and a share list the session is told about. */
+static char *
+make_vm_dir (Fix *fix)
+{
+        char *vm_dir = fix_path (fix, "vm");
+        g_autofree char *policy = g_build_filename (vm_dir, "egress-policy.json", NULL);
+
+        g_assert_cmpint (g_mkdir (vm_dir, 0700), ==, 0);
+        g_assert_true (g_file_set_contents (
+                policy, "{\"preset\": \"package-managers\", \"allow\": [\"api.example.com\"]}", -1,
+                NULL));
+        corral_agent_session_set_vm (fix->session, "work", vm_dir);
+        return vm_dir;
+}
+
+static void
+test_prompt (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *vm_dir = NULL;
+        g_autofree char *local = corral_agent_session_build_system_prompt (fix->session);
+        g_autofree char *prompt = NULL;
+        g_autoptr (GPtrArray) shares =
+                g_ptr_array_new_with_free_func ((GDestroyNotify) corral_share_free);
+        const char *creds[] = { "GITHUB_TOKEN", NULL };
+        CorralShare *s = g_new0 (CorralShare, 1);
+        g_autofree char *sent = NULL;
+
+        g_assert_nonnull (strstr (local, "NO sandbox"));
+        vm_dir = make_vm_dir (fix);
+        s->name = g_strdup ("docs");
+        s->path = g_strdup ("/home/p/docs");
+        s->mode = FS_MODE_RW_NODELETE;
+        s->protect = g_new0 (char *, 1);
+        g_ptr_array_add (shares, s);
+        corral_agent_session_set_shares (fix->session, shares);
+        corral_agent_session_set_credential_names (fix->session, creds);
+        prompt = corral_agent_session_build_system_prompt (fix->session);
+        g_test_message ("%s", prompt);
+        g_assert_nonnull (strstr (prompt, "virtual machine named “work”"));
+        g_assert_nonnull (strstr (prompt, "unprivileged user"));
+        g_assert_nonnull (strstr (prompt, "/workspace/docs — can edit, but not delete"));
+        g_assert_nonnull (strstr (prompt, "package registries only"));
+        g_assert_nonnull (strstr (prompt, "Also allowed: api.example.com"));
+        g_assert_nonnull (strstr (prompt, "GITHUB_TOKEN"));
+        g_assert_nonnull (strstr (prompt, "request_approval"));
+        g_assert_nonnull (strstr (prompt, "no network card"));
+        /* ... and it is what the model gets. */
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "hi", NULL);
+        g_assert_no_error (fix->error);
+        sent = fix_sent_text (fix, 0);
+        g_assert_nonnull (strstr (sent, "GITHUB_TOKEN"));
+}
+
+/* The command "writes" what the file server and the egress daemon would log (the local agent
+ * runs as us, so it can append to the stand-in VM folder). */
+static void
+test_refusal_explained (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autofree char *audit = g_build_filename (vm_dir, "audit.jsonl", NULL);
+        g_autofree char *old = g_build_filename (vm_dir, "egress.jsonl", NULL);
+        g_autofree char *cmd = NULL, *in = NULL, *log = NULL, *audit_path = NULL;
+        g_autoptr (cJSON) input = cJSON_CreateObject ();
+        const char *out;
+        char *json;
+
+        /* Records from before the call must not be blamed on it. */
+        g_assert_true (g_file_set_contents (
+                old, "{\"host\":\"old.example\",\"port\":443,\"decision\":\"denied\"}\n", -1,
+                NULL));
+        cmd = g_strdup_printf (
+                "printf '%%s\\n' "
+                "'{\"time\":\"t\",\"source\":\"files\",\"share\":\"proj\",\"op\":\"unlink\","
+                "\"path\":\"notes/old.txt\",\"result\":\"refused\",\"rule\":\"no-delete\","
+                "\"errno\":\"EPERM\",\"message\":\"Blocked by the sandbox: no delete.\"}' "
+                "'this is not json' "
+                "'{\"source\":\"files\",\"share\":\"proj\",\"op\":\"write\",\"path\":\"a.txt\","
+                "\"result\":\"ok\"}' >> '%s'; "
+                "printf '%%s\\n' '{\"method\":\"CONNECT\",\"host\":\"example.org\",\"port\":443,"
+                "\"decision\":\"denied\",\"rule\":\"default-deny\",\"reason\":\"not allowed\"}' "
+                "'{\"method\":\"CONNECT\",\"host\":\"half' >> '%s'; rm notes/old.txt 2>&1",
+                audit, old);
+        cJSON_AddStringToObject (input, "command", cmd);
+        json = cJSON_PrintUnformatted (input);
+        in = g_strdup (json);
+        cJSON_free (json);
+        fix_push (fix, NULL, "shell", in, "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "tidy", NULL);
+        g_assert_no_error (fix->error);
+        out = fix_output (fix, 0);
+        g_test_message ("%s", out);
+        g_assert_nonnull (strstr (out, "Blocked by the sandbox: unlink of "
+                                       "/workspace/proj/notes/old.txt was refused (rule "
+                                       "“no-delete”)"));
+        g_assert_nonnull (strstr (out, "request_approval with action “delete”"));
+        g_assert_nonnull (strstr (out, "connection to example.org:443 was refused"));
+        g_assert_null (strstr (out, "old.example"));
+        g_assert_cmpuint (fix_card (fix, 0)->blocked->len, ==, 2);
+        g_assert_cmpuint (fix_card (fix, 0)->files_changed->len, ==, 2);
+        g_assert_cmpuint (fix_card (fix, 0)->network->len, ==, 1);
+        /* The task's audit log joins the call and the sandbox's records. */
+        audit_path = g_build_filename (corral_agent_session_get_dir (fix->session),
+                                       "task-1.audit.jsonl", NULL);
+        log = read_file (audit_path);
+        g_assert_nonnull (strstr (log, "\"type\":\"tool_call\""));
+        g_assert_nonnull (strstr (log, "\"exit_code\":"));
+        g_assert_nonnull (strstr (log, "\"type\":\"sandbox\""));
+        g_assert_nonnull (strstr (log, "example.org"));
+        g_assert_null (strstr (log, "old.example"));
+}
+
+static char *
+policy_text (const char *vm_dir)
+{
+        g_autofree char *path = g_build_filename (vm_dir, "egress-policy.json", NULL);
+
+        return read_file (path);
+}
+
+static void
+test_approval_network (gconstpointer data)
+{
+        CorralAgentAnswer answer = GPOINTER_TO_INT (data);
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_OPENAI);
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autofree char *policy_path = g_build_filename (vm_dir, "egress-policy.json", NULL);
+        g_autofree char *in = g_strdup_printf ("{\"command\": \"cat '%s'\"}", policy_path);
+        g_autofree char *after = NULL;
+        CorralAgentApproval *approval;
+
+        fix->answer_approvals = TRUE;
+        fix->answer = answer;
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"network\", \"host\": \"Data.Example.NET:8443\", \"reason\": "
+                  "\"download the data set\"}",
+                  "tool");
+        fix_push (fix, NULL, "shell", in, "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "fetch", NULL);
+        g_assert_no_error (fix->error);
+        g_assert_cmpuint (fix->approvals->len, ==, 1);
+        approval = fix->approvals->pdata[0];
+        g_assert_cmpint (corral_agent_approval_get_kind (approval), ==,
+                         CORRAL_AGENT_APPROVAL_NETWORK);
+        g_assert_cmpstr (corral_agent_approval_get_target (approval), ==, "data.example.net:8443");
+        g_assert_cmpstr (corral_agent_approval_get_reason (approval), ==, "download the data set");
+        g_assert_false (fix_card (fix, 0)->is_error);
+        g_assert_nonnull (strstr (fix_output (fix, 0), "The person approved"));
+        /* While the task ran, the rule was in the VM's policy... */
+        g_assert_nonnull (strstr (fix_output (fix, 1), "data.example.net:8443"));
+        after = policy_text (vm_dir);
+        /* ... and afterwards only if it was allowed for good. */
+        if (answer == CORRAL_AGENT_ANSWER_ALLOW_TASK)
+                g_assert_null (strstr (after, "data.example.net"));
+        else
+                g_assert_nonnull (strstr (after, "data.example.net:8443"));
+        g_assert_nonnull (strstr (after, "api.example.com"));
+        g_assert_nonnull (strstr (after, "package-managers"));
+        /* Approving again needs no rule; a second answer is ignored. */
+        corral_agent_approval_respond (approval, CORRAL_AGENT_ANSWER_DENY);
+}
+
+static void
+test_approval_denied (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autofree char *before = policy_text (vm_dir);
+        g_autofree char *after = NULL;
+
+        fix->answer_approvals = TRUE;
+        fix->answer = CORRAL_AGENT_ANSWER_DENY;
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"network\", \"host\": \"evil.example\", \"reason\": \"x\"}",
+                  "tool");
+        /* An answer the kind does not take counts as no. */
+        fix_push (
+                fix, NULL, "request_approval",
+                "{\"action\": \"delete\", \"path\": \"/workspace/proj/a.txt\", \"reason\": \"x\"}",
+                "tool");
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"network\", \"host\": \"*.example.com\", \"reason\": \"x\"}",
+                  "tool");
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"delete\", \"path\": \"/workspace/proj/../../etc\", \"reason\": "
+                  "\"x\"}",
+                  "tool");
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"delete\", \"path\": \"/etc/passwd\", \"reason\": \"x\"}", "tool");
+        fix_push (fix, NULL, "request_approval", "{\"action\": \"reboot\", \"reason\": \"x\"}",
+                  "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "try", NULL);
+        g_assert_no_error (fix->error);
+        g_assert_cmpuint (fix->approvals->len, ==, 2);
+        g_assert_nonnull (strstr (fix_output (fix, 0), "The person declined"));
+        g_assert_nonnull (strstr (fix_output (fix, 1), "The person declined"));
+        g_assert_nonnull (strstr (fix_output (fix, 2), "not a wildcard"));
+        g_assert_nonnull (strstr (fix_output (fix, 3), "no “..”"));
+        g_assert_nonnull (strstr (fix_output (fix, 4), "VM's own"));
+        g_assert_nonnull (strstr (fix_output (fix, 5), "Use action"));
+        after = policy_text (vm_dir);
+        g_assert_cmpstr (before, ==, after);
+}
+
+/* Approved: the host asks the VM's file server, which is not running here; that failure is
+ * what the model must see (not a success, not a crash). */
+static void
+test_approval_delete_plumbing (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *log = NULL, *path = NULL;
+
+        g_free (make_vm_dir (fix));
+        fix->answer_approvals = TRUE;
+        fix->answer = CORRAL_AGENT_ANSWER_ALLOW_ONCE;
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"delete\", \"path\": \"/workspace/proj/notes/old.txt\", "
+                  "\"reason\": \"the person asked to clean up\"}",
+                  "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "clean", NULL);
+        g_assert_no_error (fix->error);
+        g_assert_cmpstr (corral_agent_approval_get_target (fix->approvals->pdata[0]), ==,
+                         "/workspace/proj/notes/old.txt");
+        g_assert_true (fix_card (fix, 0)->is_error);
+        g_assert_nonnull (strstr (fix_output (fix, 0), "approved, but the host could not do it"));
+        path = g_build_filename (corral_agent_session_get_dir (fix->session), "task-1.audit.jsonl",
+                                 NULL);
+        log = read_file (path);
+        g_assert_nonnull (strstr (log, "\"type\":\"approval\""));
+        g_assert_nonnull (strstr (log, "\"answer\":\"allow-once\""));
+}
+
+static void
+test_approval_nobody_and_cancel (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+        g_autofree char *sent = NULL;
+
+        g_free (make_vm_dir (fix));
+        /* Asked and never answered: a cancel ends the task. */
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"network\", \"host\": \"a.example\", \"reason\": \"x\"}", "tool");
+        g_timeout_add_once (200, (GSourceOnceFunc) g_cancellable_cancel, cancellable);
+        fix_run (fix, "wait", cancellable);
+        g_assert_error (fix->error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+        g_assert_cmpuint (fix->approvals->len, ==, 1);
+        corral_agent_approval_respond (fix->approvals->pdata[0], CORRAL_AGENT_ANSWER_ALLOW_TASK);
+
+        /* No handler at all: denied. */
+        g_signal_handlers_disconnect_matched (fix->session, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL,
+                                              fix);
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"network\", \"host\": \"a.example\", \"reason\": \"x\"}", "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "again", NULL);
+        g_assert_no_error (fix->error);
+        sent = fix_sent_text (fix, 2);
+        g_assert_nonnull (strstr (sent, "The person declined"));
+}
+
+static void
+test_resume (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *id = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralAgentSession) resumed = NULL;
+        const CorralLlmConversation *before, *after;
+        g_autofree char *sent = NULL;
+
+        fix_push (fix, "Listing.", "shell", "{\"command\": \"echo first-task-output\"}", "tool");
+        fix_push (fix, "Done.", NULL, NULL, "end");
+        fix_run (fix, "first task", NULL);
+        g_assert_no_error (fix->error);
+        id = g_strdup (corral_agent_session_get_id (fix->session));
+        before = corral_agent_session_get_conversation (fix->session);
+
+        resumed = corral_agent_session_resume (id, fix->provider, fix->agent->client, "test-model",
+                                               &error);
+        g_assert_no_error (error);
+        after = corral_agent_session_get_conversation (resumed);
+        g_assert_cmpuint (after->messages->len, ==, before->messages->len);
+        g_assert_cmpstr (corral_agent_session_get_id (resumed), ==, id);
+
+        g_set_object (&fix->session, resumed);
+        fix_push (fix, "Again.", NULL, NULL, "end");
+        fix_run (fix, "second task", NULL);
+        g_assert_no_error (fix->error);
+        sent = fix_sent_text (fix, 2);
+        g_assert_nonnull (strstr (sent, "first task"));
+        g_assert_nonnull (strstr (sent, "first-task-output"));
+        g_assert_nonnull (strstr (sent, "second task"));
+
+        g_assert_null (corral_agent_session_resume ("../etc", fix->provider, fix->agent->client,
+                                                    "m", &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+        g_clear_error (&error);
+        g_assert_null (corral_agent_session_resume ("no-such-session", fix->provider,
+                                                    fix->agent->client, "m", &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+}
+
+static void
+test_mcp_tool (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *script =
+                g_build_filename (g_getenv ("CORRAL_SOURCE_DIR"), "tests", "integration",
+                                  "mcp-fake", "fake-server.py", NULL);
+        const char *args[] = { script, "good", NULL };
+        CorralMcpConfig config = { g_ptr_array_new_with_free_func (
+                (GDestroyNotify) corral_mcp_server_config_free) };
+        g_autoptr (CorralMcpManager) manager = NULL;
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autofree char *sent = NULL;
+
+        g_ptr_array_add (config.servers,
+                         corral_mcp_server_config_new ("fake", "python3", args, NULL));
+        manager = corral_mcp_manager_new (&config);
+        g_ptr_array_unref (config.servers);
+        corral_mcp_manager_start_async (manager, NULL, test_store_result, &res);
+        res = test_wait_result (&res);
+        g_assert_true (corral_mcp_manager_start_finish (manager, res, &error));
+        corral_agent_session_set_mcp_manager (fix->session, manager);
+        fix_push (fix, NULL, "fake__hello", "{\"who\": \"corral\"}", "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "greet", NULL);
+        g_assert_no_error (fix->error);
+        g_assert_nonnull (strstr (fix_output (fix, 0), "hello corral"));
+        sent = fix_sent_text (fix, 0);
+        g_assert_nonnull (strstr (sent, "\"fake__hello\""));
+        g_clear_object (&res);
+        corral_mcp_manager_shutdown_async (manager, test_store_result, &res);
+        res = test_wait_result (&res);
+        corral_mcp_manager_shutdown_finish (manager, res);
+}
+
+/* `corralctl agent --local` ---------------------------------------------------------------------- */
+
+static char *
+build_path (const char *rel)
+{
+        return g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), rel, NULL);
+}
+
+static GSubprocess *
+start_fake_llm (const char *script, guint *ret_port)
+{
+        g_autofree char *exe = build_path ("app/llm/corral-fake-llm");
+        g_autoptr (GError) error = NULL;
+        GSubprocess *proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, exe,
+                                              "--script", script, NULL);
+        g_autoptr (GDataInputStream) in = NULL;
+        g_autofree char *line = NULL;
+
+        g_assert_no_error (error);
+        in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (proc));
+        line = g_data_input_stream_read_line (in, NULL, NULL, &error);
+        g_assert_no_error (error);
+        g_assert_true (g_str_has_prefix (line, "listening on port "));
+        *ret_port = (guint) g_ascii_strtoull (line + strlen ("listening on port "), NULL, 10);
+        return proc;
+}
+
+static char *
+script_json (Fix *fix)
+{
+        g_autoptr (cJSON) script = cJSON_CreateObject ();
+        cJSON *replies = cJSON_AddArrayToObject (script, "replies");
+        char *json;
+        char *copy;
+
+        cJSON_AddItemToArray (replies,
+                              corral_fake_llm_anthropic_reply (
+                                      "Hello from the model.", "toolu_1", "shell",
+                                      "{\"command\": \"echo from-the-shell\"}", "tool_use"));
+        cJSON_AddItemToArray (replies, corral_fake_llm_anthropic_reply (
+                                               "Asking.", "toolu_2", "request_approval",
+                                               "{\"action\": \"network\", \"host\": "
+                                               "\"example.org\", \"reason\": \"\\u001b[31mred\"}",
+                                               "tool_use"));
+        cJSON_AddItemToArray (replies, corral_fake_llm_anthropic_reply ("Finished.", NULL, NULL,
+                                                                        NULL, "end_turn"));
+        json = cJSON_PrintUnformatted (script);
+        copy = g_strdup (json);
+        cJSON_free (json);
+        (void) fix;
+        return copy;
+}
+
+static void
+test_corralctl_local (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *script_path = fix_path (fix, "script.json");
+        g_autofree char *script = script_json (fix);
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autofree char *before = policy_text (vm_dir);
+        g_autofree char *after = NULL, *url = NULL, *corralctl = build_path ("app/corralctl");
+        g_autoptr (GSubprocess) llm = NULL;
+        g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (
+                G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+        g_autoptr (GSubprocess) ctl = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autofree char *out = NULL, *err = NULL;
+        guint port;
+
+        g_assert_true (g_file_set_contents (script_path, script, -1, NULL));
+        llm = start_fake_llm (script_path, &port);
+        url = g_strdup_printf ("http://127.0.0.1:%u", port);
+        g_subprocess_launcher_setenv (launcher, "ANTHROPIC_BASE_URL", url, TRUE);
+        g_subprocess_launcher_setenv (launcher, "ANTHROPIC_API_KEY", "sk-test-key", TRUE);
+        g_subprocess_launcher_set_stdin_file_path (launcher, "/dev/null");
+        ctl = g_subprocess_launcher_spawn (launcher, &error, corralctl, "agent", "--local",
+                                           "--vm-dir", vm_dir, "do the thing", NULL);
+        g_assert_no_error (error);
+        g_subprocess_communicate_utf8 (ctl, NULL, NULL, &out, &err, &error);
+        g_assert_no_error (error);
+        g_test_message ("stdout:\n%s\nstderr:\n%s", out, err);
+        g_assert_cmpint (g_subprocess_get_exit_status (ctl), ==, 0);
+        g_assert_nonnull (strstr (out, "Hello from the model."));
+        g_assert_nonnull (strstr (out, "▸ shell: echo from-the-shell"));
+        g_assert_nonnull (strstr (out, "not a terminal"));
+        g_assert_nonnull (strstr (out, "Finished."));
+        /* The model's escape sequence never reaches the terminal. */
+        g_assert_null (strchr (out, '\033'));
+        g_assert_nonnull (strstr (err, "NO sandbox"));
+        g_assert_nonnull (strstr (err, "--resume "));
+        after = policy_text (vm_dir);
+        g_assert_cmpstr (before, ==, after);
+        g_subprocess_send_signal (llm, SIGTERM);
+        g_subprocess_wait (llm, NULL, NULL);
+}
+
+int
+main (int argc, char **argv)
+{
+        fix_init_environment ();
+        g_test_init (&argc, &argv, NULL);
+        g_test_add_func ("/agent-loop/sandbox/prompt", test_prompt);
+        g_test_add_func ("/agent-loop/sandbox/refusal-explained", test_refusal_explained);
+        g_test_add_data_func ("/agent-loop/sandbox/approval/network-task",
+                              GINT_TO_POINTER (CORRAL_AGENT_ANSWER_ALLOW_TASK),
+                              test_approval_network);
+        g_test_add_data_func ("/agent-loop/sandbox/approval/network-always",
+                              GINT_TO_POINTER (CORRAL_AGENT_ANSWER_ALLOW_ALWAYS),
+                              test_approval_network);
+        g_test_add_func ("/agent-loop/sandbox/approval/denied", test_approval_denied);
+        g_test_add_func ("/agent-loop/sandbox/approval/delete-plumbing",
+                         test_approval_delete_plumbing);
+        g_test_add_func ("/agent-loop/sandbox/approval/nobody-and-cancel",
+                         test_approval_nobody_and_cancel);
+        g_test_add_func ("/agent-loop/sandbox/resume", test_resume);
+        g_test_add_func ("/agent-loop/sandbox/mcp-tool", test_mcp_tool);
+        g_test_add_func ("/agent-loop/sandbox/corralctl-local", test_corralctl_local);
+        return g_test_run ();
+}

@@ -1,0 +1,136 @@
+/* test-agent-text.c — the agent loop's pure parts: output capture, line numbers, edits, text
+ * for terminals, refusals explained from log records, session ids.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "agent-sandbox-log.h"
+#include "corral-agent-client.h"
+#include "agent-store.h"
+#include "agent-text.h"
+
+#include <gio/gio.h>
+#include <string.h>
+
+static void
+test_capture (void)
+{
+        AgentCapture c;
+        g_autofree char *small = NULL, *big = NULL;
+
+        agent_capture_init (&c, 4);
+        agent_capture_add (&c, (const guint8 *) "abc", 3);
+        agent_capture_add (&c, (const guint8 *) "defgh", 5);
+        small = agent_capture_to_text (&c);
+        g_assert_cmpstr (small, ==, "abcdefgh");
+        for (int i = 0; i < 1000; i++)
+                agent_capture_add (&c, (const guint8 *) "0123456789", 10);
+        agent_capture_add (&c, (const guint8 *) "\0END", 4);
+        big = agent_capture_to_text (&c);
+        g_assert_true (g_str_has_prefix (big, "abcd\n[… 10004 bytes cut"));
+        g_assert_true (g_str_has_suffix (big, "…]\n\xef\xbf\xbd"
+                                              "END"));
+        g_assert_cmpuint (c.total, ==, 10012);
+        g_assert_cmpuint (c.tail->len, <=, 8);
+        agent_capture_clear (&c);
+}
+
+static void
+test_lines (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *all = agent_text_number_lines ("a\nb\nc", 1, -1, NULL, &error);
+        g_autofree char *mid = agent_text_number_lines ("a\nb\nc\n", 2, 2, NULL, &error);
+        g_autofree char *empty = agent_text_number_lines ("", 1, -1, NULL, &error);
+        guint n = 0;
+
+        g_assert_cmpstr (all, ==, "     1\ta\n     2\tb\n     3\tc\n");
+        g_assert_cmpstr (mid, ==, "     2\tb\n");
+        g_assert_cmpstr (empty, ==, "");
+        g_assert_null (agent_text_number_lines ("a\n", 5, 6, &n, &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+        g_assert_cmpuint (n, ==, 1);
+        g_assert_cmpuint (agent_text_count_lines ("a\nb"), ==, 2);
+        g_assert_cmpuint (agent_text_count_lines ("a\nb\n"), ==, 2);
+        g_assert_cmpuint (agent_text_count_lines ("\n"), ==, 1);
+}
+
+static void
+test_edits (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *r = NULL, *i0 = NULL, *i2 = NULL, *iend = NULL;
+        guint line = 0;
+
+        g_assert_cmpuint (agent_text_count ("aaaa", "aa"), ==, 2);
+        g_assert_cmpuint (agent_text_count ("abc", "x"), ==, 0);
+        r = agent_text_replace_once ("one\ntwo\nthree\n", "two", "2", &line);
+        g_assert_cmpstr (r, ==, "one\n2\nthree\n");
+        g_assert_cmpuint (line, ==, 2);
+        i0 = agent_text_insert_after ("a\nb\n", 0, "z", &error);
+        g_assert_cmpstr (i0, ==, "z\na\nb\n");
+        i2 = agent_text_insert_after ("a\nb", 2, "z\n", &error);
+        g_assert_cmpstr (i2, ==, "a\nb\nz\n");
+        iend = agent_text_insert_after ("a\nb\n", 1, "z", &error);
+        g_assert_cmpstr (iend, ==, "a\nz\nb\n");
+        g_assert_null (agent_text_insert_after ("a\n", 3, "z", &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+}
+
+static void
+test_terminal_and_truncate (void)
+{
+        g_autofree char *t = agent_text_for_terminal ("ok\033[2J\r\x07 \xe2\x80\xae"
+                                                      "x\ty\n\xff");
+        g_autofree char *cut = agent_text_truncate ("héllo wörld", 2);
+        g_autofree char *same = agent_text_truncate ("short", 10);
+
+        g_assert_cmpstr (t, ==, "ok[2J x\ty\n\xef\xbf\xbd");
+        g_assert_true (g_str_has_prefix (cut, "h\n[… 12 more bytes cut (13 bytes in all) …]"));
+        g_assert_cmpstr (same, ==, "short");
+}
+
+static void
+test_explain (void)
+{
+        g_autoptr (cJSON) ro = cJSON_Parse (
+                "{\"source\":\"files\",\"share\":\"p\",\"op\":\"write\",\"path\":\"a\\u0007b\","
+                "\"result\":\"refused\",\"rule\":\"read-only\",\"message\":\"m\"}");
+        g_autoptr (cJSON) ok = cJSON_Parse ("{\"source\":\"files\",\"result\":\"ok\"}");
+        g_autoptr (cJSON) deny = cJSON_Parse (
+                "{\"source\":\"egress\",\"host\":\"x.io\",\"port\":80,\"decision\":\"denied\","
+                "\"rule\":\"deny:x.io\"}");
+        g_autoptr (cJSON) odd = cJSON_Parse ("{\"source\":\"egress\",\"decision\":7}");
+        g_autofree char *e1 = agent_sandbox_explain (ro);
+        g_autofree char *e2 = agent_sandbox_explain (deny);
+
+        g_assert_nonnull (strstr (e1, "write of /workspace/p/a b was refused (rule “read-only”)"));
+        g_assert_nonnull (strstr (e1, "editable"));
+        g_assert_null (agent_sandbox_explain (ok));
+        g_assert_null (agent_sandbox_explain (odd));
+        g_assert_nonnull (strstr (e2, "x.io:80"));
+        g_assert_nonnull (strstr (e2, "deny:x.io"));
+}
+
+static void
+test_ids (void)
+{
+        g_assert_true (corral_agent_store_id_is_valid ("20250101-120000-abcdef01"));
+        g_assert_false (corral_agent_store_id_is_valid (""));
+        g_assert_false (corral_agent_store_id_is_valid ("../x"));
+        g_assert_false (corral_agent_store_id_is_valid ("a/b"));
+        g_assert_false (corral_agent_store_id_is_valid (
+                "0123456789012345678901234567890123456789012345678901234567890123456789"));
+}
+
+int
+main (int argc, char **argv)
+{
+        g_test_init (&argc, &argv, NULL);
+        g_test_add_func ("/agent-text/capture", test_capture);
+        g_test_add_func ("/agent-text/lines", test_lines);
+        g_test_add_func ("/agent-text/edits", test_edits);
+        g_test_add_func ("/agent-text/terminal-truncate", test_terminal_and_truncate);
+        g_test_add_func ("/agent-text/explain", test_explain);
+        g_test_add_func ("/agent-text/ids", test_ids);
+        return g_test_run ();
+}
