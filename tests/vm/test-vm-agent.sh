@@ -1,0 +1,159 @@
+#!/bin/bash
+# The agent loop against a booted minimal VM, through `corralctl agent` as a person would run it
+# in a terminal, with the model played by corral-fake-llm: the model tries to delete a file in a
+# "can edit, but not delete" share, the sandbox refuses and the tool result says why, the model
+# asks for approval, the person (a pty here) says yes, and the host deletes exactly that file,
+# keeping a copy. A second run where the person says no deletes nothing.
+#
+# Environment (set by meson): CORRAL_BUILD_DIR.
+# Exit: 0 pass, 1 fail, 77 skip (no QEMU/libvirt here, unless CORRAL_REQUIRE_VM=1).
+set -uo pipefail
+
+log() { echo "test-vm-agent: $*" >&2; }
+fail() {
+	log "FAIL: $*"
+	[ -n "${OUT:-}" ] && [ -e "$OUT" ] && tail -30 "$OUT" >&2
+	exit 1
+}
+skip() {
+	if [ "${CORRAL_REQUIRE_VM:-}" = 1 ]; then fail "VMs are required here: $*"; fi
+	log "SKIP: $*"
+	exit 77
+}
+
+CTL=${CORRAL_BUILD_DIR:?}/app/corralctl
+FAKE=$CORRAL_BUILD_DIR/app/llm/corral-fake-llm
+[ -x "$CTL" ] && [ -x "$FAKE" ] || skip "no corralctl or corral-fake-llm in $CORRAL_BUILD_DIR"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+
+STATE=/tmp/corral-vm-agent
+export XDG_STATE_HOME=$STATE
+DATA=$(mktemp -d /tmp/corral-vm-agent-data.XXXXXX)
+FAKE_PID=
+cleanup() {
+	"$CTL" vm destroy agtest >/dev/null 2>&1
+	"$CTL" vm rm agtest >/dev/null 2>&1
+	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null
+	pkill -f "corral-fsd --connect $STATE" 2>/dev/null
+	pkill -f "corral-egressd --connect $STATE" 2>/dev/null
+	rm -rf "$DATA" "$STATE"
+}
+trap cleanup EXIT
+"$CTL" vm destroy agtest >/dev/null 2>&1
+"$CTL" vm rm agtest >/dev/null 2>&1
+
+mkdir -p "$DATA/notes"
+echo "old draft" >"$DATA/notes/old.txt"
+echo "keep me" >"$DATA/notes/keep.txt"
+
+log "creating a minimal VM sharing a folder as can-edit-but-not-delete"
+"$CTL" vm create agtest --share "$DATA/notes:rw-nodelete" >"$DATA/ctl.out" 2>&1 ||
+	skip "cannot create a VM here: $(tail -3 "$DATA/ctl.out")"
+for _ in $(seq 100); do
+	"$CTL" exec agtest -- test -e /workspace/notes/keep.txt 2>/dev/null && break
+	sleep 0.2
+done
+
+# One model turn as Anthropic's SSE events: a tool call, or text that ends the task.
+tool_turn() { # ID NAME INPUT-JSON
+	python3 - "$@" <<'PY'
+import json, sys
+tid, name, inp = sys.argv[1], sys.argv[2], sys.argv[3]
+ev = lambda t, d: {"event": t, "data": dict(d, type=t)}
+print(json.dumps({"events": [
+    ev("message_start", {"message": {"id": "m-" + tid, "model": "fake", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    ev("content_block_start", {"index": 0, "content_block": {"type": "tool_use", "id": tid, "name": name, "input": {}}}),
+    ev("content_block_delta", {"index": 0, "delta": {"type": "input_json_delta", "partial_json": inp}}),
+    ev("content_block_stop", {"index": 0}),
+    ev("message_delta", {"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}}),
+    ev("message_stop", {})]}))
+PY
+}
+text_turn() { # TEXT
+	python3 - "$1" <<'PY'
+import json, sys
+ev = lambda t, d: {"event": t, "data": dict(d, type=t)}
+print(json.dumps({"events": [
+    ev("message_start", {"message": {"id": "m-end", "model": "fake", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    ev("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+    ev("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": sys.argv[1]}}),
+    ev("content_block_stop", {"index": 0}),
+    ev("message_delta", {"delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
+    ev("message_stop", {})]}))
+PY
+}
+script() { # FILE: the three turns of one run
+	{
+		echo '{"replies": ['
+		tool_turn t1 shell '{"command": "rm /workspace/notes/old.txt"}'
+		echo ','
+		tool_turn t2 request_approval '{"action": "delete", "path": "/workspace/notes/old.txt", "reason": "the user asked to remove the old draft"}'
+		echo ','
+		text_turn "Finished."
+		echo ']}'
+	} >"$1"
+}
+
+# Runs `corralctl agent` on a pty (so it asks) and answers the approval with $1.
+run_agent() { # ANSWER
+	script "$DATA/script.json"
+	: >"$DATA/port"
+	"$FAKE" --script "$DATA/script.json" --record "$DATA/requests.jsonl" >"$DATA/port" &
+	FAKE_PID=$!
+	for _ in $(seq 100); do grep -q 'listening on port' "$DATA/port" && break; sleep 0.1; done
+	port=$(sed -n 's/^listening on port //p' "$DATA/port")
+	[ -n "$port" ] || fail "corral-fake-llm did not start"
+	OUT=$DATA/agent-$1.out
+	ANTHROPIC_BASE_URL=http://127.0.0.1:$port ANTHROPIC_API_KEY=test-key \
+		python3 - "$1" "$OUT" "$CTL" agent agtest "Remove the old draft" --provider anthropic --model fake <<'PY'
+import os, pty, sys, time
+answer, out, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+buf = b""
+answered = False
+deadline = time.time() + 300
+while time.time() < deadline:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    buf += chunk
+    if not answered and b"Allow? [y/N]" in buf:
+        os.write(fd, answer.encode() + b"\n")
+        answered = True
+open(out, "wb").write(buf)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status) if answered else 99)
+PY
+	rc=$?
+	kill "$FAKE_PID" 2>/dev/null
+	wait "$FAKE_PID" 2>/dev/null
+	FAKE_PID=
+	[ "$rc" = 99 ] && fail "the agent never asked for approval"
+	return "$rc"
+}
+
+log "the person says no: nothing is deleted"
+run_agent n || fail "corralctl agent failed (exit $?)"
+[ -e "$DATA/notes/old.txt" ] || fail "a denied deletion happened"
+grep -q 'denied' "$OUT" || fail "the denial was not shown"
+# The refused rm was explained to the model in its tool result.
+grep -q 'no-delete\|not delete\|Blocked by the sandbox' "$DATA/requests.jsonl" ||
+	fail "the model was not told why rm failed"
+
+log "the person says yes: exactly that file is deleted, a copy is kept"
+rm -f "$DATA/requests.jsonl"
+run_agent y || fail "corralctl agent failed (exit $?)"
+[ -e "$DATA/notes/old.txt" ] && fail "the approved deletion did not happen"
+[ -e "$DATA/notes/keep.txt" ] || fail "another file went missing"
+grep -q 'allowed' "$OUT" || fail "the approval was not shown"
+grep -rqs 'old draft' "$STATE/corral/kept" || fail "no copy of the deleted file was kept"
+grep -q 'approved-by-person' "$STATE/corral/vms/agtest/audit.jsonl" ||
+	fail "the audit log does not record the approval"
+out=$("$CTL" exec agtest -- sh -c 'ls /workspace/notes') || fail "cannot list the share"
+[ "$out" = keep.txt ] || fail "the guest sees '$out'"
+log "PASS"
