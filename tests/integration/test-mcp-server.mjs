@@ -1,20 +1,21 @@
 // test-mcp-server.mjs — drives `corralctl mcp --local-agent` with the official TypeScript SDK
 // client (Client + StdioClientTransport) and checks every tool and some argument validation.
-// Usage: node test-mcp-server.mjs NPM_DIR CORRALCTL WORKDIR. Prints TAP-like lines; exit 0 = pass.
+// Usage: node test-mcp-server.mjs NPM_DIR CORRALCTL WORKDIR [VM]. With VM it serves that VM
+// (`corralctl mcp VM`; WORKDIR is then a folder in the guest). Prints TAP-like lines; exit 0 = pass.
 //
 // SPDX-License-Identifier: GPL-3.0-or-later
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [npmDir, corralctl, workdir] = process.argv.slice(2);
+const [npmDir, corralctl, workdir, vm] = process.argv.slice(2);
 const sdk = (rel) => import(pathToFileURL(join(npmDir, 'node_modules/@modelcontextprotocol/sdk/dist/esm', rel)).href);
 const { Client } = await sdk('client/index.js');
 const { StdioClientTransport } = await sdk('client/stdio.js');
 
 const transport = new StdioClientTransport({
   command: corralctl,
-  args: ['mcp', '--local-agent'],
+  args: vm ? ['mcp', vm] : ['mcp', '--local-agent'],
   env: { ...process.env },
   stderr: 'inherit',
 });

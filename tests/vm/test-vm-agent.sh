@@ -156,4 +156,16 @@ grep -q 'approved-by-person' "$STATE/corral/vms/agtest/audit.jsonl" ||
 	fail "the audit log does not record the approval"
 out=$("$CTL" exec agtest -- sh -c 'ls /workspace/notes') || fail "cannot list the share"
 [ "$out" = keep.txt ] || fail "the guest sees '$out'"
+log "corralctl mcp serves the VM to the official MCP SDK client"
+NPM_DIR=${CORRAL_NPM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/corral/npm}
+if [ -d "$NPM_DIR/node_modules/@modelcontextprotocol/sdk" ] && command -v node >/dev/null; then
+	"$CTL" exec agtest -- mkdir -p /tmp/mcp-work || fail "cannot make a folder in the guest"
+	node "${CORRAL_SOURCE_DIR:?}/tests/integration/test-mcp-server.mjs" "$NPM_DIR" "$CTL" \
+		/tmp/mcp-work agtest >"$DATA/mcp.out" 2>&1 || { cat "$DATA/mcp.out" >&2; fail "the MCP SDK client failed against the VM"; }
+	out=$("$CTL" exec agtest -- cat /tmp/mcp-work/note.txt) || fail "write_file did not reach the guest"
+elif [ "${CORRAL_REQUIRE_NPM:-}" = 1 ]; then
+	fail "the MCP SDK is missing (tools/setup-npm)"
+else
+	log "no MCP SDK (tools/setup-npm): the MCP part is skipped"
+fi
 log "PASS"
