@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
+#include "corral-spawn.h"
 
 const char *
 corral_egress_vm_daemon_path (void)
@@ -40,12 +41,6 @@ corral_egress_vm_is_running (const char *vm_dir)
         return fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 }
 
-static void
-child_setup (gpointer data)
-{
-        setsid (); /* not killed with the terminal of the corralctl that started it */
-}
-
 static gboolean
 spawn_daemon (const char *vm_dir, GError **error)
 {
@@ -68,19 +63,9 @@ spawn_daemon (const char *vm_dir, GError **error)
                                ca && *ca ? "--upstream-ca" : NULL,
                                ca,
                                NULL };
-        g_autofd int log_fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        g_autofd int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
 
-        if (log_fd < 0 || null_fd < 0) {
-                int errsv = errno;
-                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
-                             _ ("Cannot start the network proxy: %s"), g_strerror (errsv));
-                return FALSE;
-        }
-        /* Without G_SPAWN_DO_NOT_REAP_CHILD GLib double-forks: the daemon is nobody's child. */
-        return g_spawn_async_with_pipes_and_fds (vm_dir, argv, NULL, G_SPAWN_DEFAULT, child_setup,
-                                                 NULL, null_fd, null_fd, log_fd, NULL, NULL, 0,
-                                                 NULL, NULL, NULL, NULL, error);
+        return corral_spawn_detached (vm_dir, argv, log, _ ("Cannot start the network proxy: %s"),
+                                      error);
 }
 
 gboolean

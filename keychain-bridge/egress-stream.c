@@ -14,6 +14,8 @@
 #include "egress-proxy-private.h"
 #include "netmux.h"
 
+#include "corral-unix.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -69,27 +71,6 @@ on_request (void *user, NetMux *m, const char *method, const cJSON *params)
         return cJSON_Parse (s->session);
 }
 
-static int
-unix_connect (const char *path)
-{
-        struct sockaddr_un sun = { .sun_family = AF_UNIX };
-        int fd;
-
-        if (strlen (path) >= sizeof sun.sun_path)
-                return -ENAMETOOLONG;
-        strcpy (sun.sun_path, path);
-        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect (fd, (struct sockaddr *) &sun, sizeof sun) < 0) {
-                int r = -errno;
-
-                close (fd);
-                return r;
-        }
-        return fd;
-}
-
 /* Serves one connection; TRUE when woken for shutdown. */
 static gboolean
 serve_one (EgressStreamServer *s)
@@ -133,7 +114,7 @@ stream_main (gpointer data)
                 s->fd = -1;
                 /* The VM is gone when its socket is: then this stream ends. */
                 if (!s->path || poll (&wake, 1, RECONNECT_DELAY_MS) != 0 ||
-                    (s->fd = unix_connect (s->path)) < 0)
+                    (s->fd = corral_unix_connect (s->path)) < 0)
                         break;
         }
         if (s->on_end)
@@ -206,7 +187,7 @@ corral_egress_proxy_connect_guest (CorralEgressProxy *self,
         g_return_val_if_fail (CORRAL_IS_EGRESS_PROXY (self), FALSE);
         g_return_val_if_fail (socket_path != NULL, FALSE);
 
-        fd = unix_connect (socket_path);
+        fd = corral_unix_connect (socket_path);
         if (fd < 0) {
                 g_set_error (error, G_IO_ERROR, g_io_error_from_errno (-fd),
                              _ ("Cannot reach the VM’s network port %s: %s"), socket_path,

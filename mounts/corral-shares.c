@@ -13,6 +13,7 @@
 
 #include "corral-glib-compat.h"
 #include "corral-shm.h"
+#include "corral-spawn.h"
 #include "fs-server.h"
 #include "proto.h"
 
@@ -116,12 +117,6 @@ control_call (GSocketConnection *conn, cJSON *req, GError **error)
 
 /* Starting the server ------------------------------------------------------------------------- */
 
-static void
-child_setup (gpointer data)
-{
-        setsid (); /* not killed with the terminal of the corralctl that started it */
-}
-
 static gboolean
 spawn_server (const char *vm_dir, GError **error)
 {
@@ -152,19 +147,9 @@ spawn_server (const char *vm_dir, GError **error)
                                with_shm ? "--shm" : NULL,
                                shm,
                                NULL };
-        g_autofd int log_fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        g_autofd int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
 
-        if (log_fd < 0 || null_fd < 0) {
-                int errsv = errno;
-                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
-                             _ ("Cannot start the file server: %s"), g_strerror (errsv));
-                return FALSE;
-        }
-        /* Without G_SPAWN_DO_NOT_REAP_CHILD GLib double-forks: the server is nobody's child. */
-        return g_spawn_async_with_pipes_and_fds (vm_dir, argv, NULL, G_SPAWN_DEFAULT, child_setup,
-                                                 NULL, null_fd, null_fd, log_fd, NULL, NULL, 0,
-                                                 NULL, NULL, NULL, NULL, error);
+        return corral_spawn_detached (vm_dir, argv, log, _ ("Cannot start the file server: %s"),
+                                      error);
 }
 
 gboolean

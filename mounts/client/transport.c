@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-fs.h"
+#include "corral-unix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,28 +34,6 @@ fd_prepare (int fd)
         return 0;
 }
 
-static int
-connect_unix (const char *path)
-{
-        struct sockaddr_un sun = { .sun_family = AF_UNIX };
-        int fd;
-
-        if (strlen (path) >= sizeof sun.sun_path)
-                return -ENAMETOOLONG;
-        strcpy (sun.sun_path, path);
-        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        /* Blocking connect: the loop has not started and there is nothing else to do. */
-        if (connect (fd, (struct sockaddr *) &sun, sizeof sun) < 0) {
-                int e = errno;
-
-                close (fd);
-                return -e;
-        }
-        return fd;
-}
-
 int
 fs_transport_open (Fs *fs)
 {
@@ -68,7 +47,7 @@ fs_transport_open (Fs *fs)
                 fd = fs->opt_fd;
                 break;
         case FS_TRANSPORT_UNIX:
-                fd = connect_unix (fs->address);
+                fd = corral_unix_connect (fs->address);
                 break;
         case FS_TRANSPORT_SERIAL:
                 fd = open (fs->address, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
+#include "corral-unix.h"
 #include "fs-server.h"
 #include "proto.h"
 
@@ -512,26 +513,6 @@ map_shm (Fsd *d, const char *path, GError **error)
         return TRUE;
 }
 
-static int
-connect_unix (const char *path)
-{
-        struct sockaddr_un addr = { .sun_family = AF_UNIX };
-        int fd;
-
-        if (strlen (path) >= sizeof addr.sun_path)
-                return -ENAMETOOLONG;
-        strcpy (addr.sun_path, path);
-        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0) {
-                int err = -errno;
-                close (fd);
-                return err;
-        }
-        return fd;
-}
-
 static gboolean
 on_signal (gpointer user_data)
 {
@@ -648,7 +629,7 @@ main (int argc, char **argv)
                 }
         }
 
-        d.fd = fd_arg >= 0 ? fd_arg : connect_unix (connect_path);
+        d.fd = fd_arg >= 0 ? fd_arg : corral_unix_connect (connect_path);
         if (d.fd < 0) {
                 g_printerr ("corral-fsd: cannot connect to %s: %s\n", connect_path,
                             g_strerror (-d.fd));
