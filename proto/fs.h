@@ -24,8 +24,9 @@
 /* Limits (the server enforces them; the client never asks for more). */
 #define FS_MAX_NAME 255 /* one path component, bytes */
 #define FS_MAX_SYMLINK 4095 /* a symlink target, bytes */
-/* READ size / WRITE data per request: as much as fits in one frame with its headers, in pages. */
-#define FS_MAX_IO (1024u * 1024u - 4096u)
+/* READ size / WRITE data per request: 1 MiB, what `dd bs=1M` and the kernel's largest FUSE
+ * request carry (the frame limit has a page of room for the headers). */
+#define FS_MAX_IO (1024u * 1024u)
 #define FS_MAX_DIR_REPLY (256u * 1024u) /* READDIR(PLUS) reply payload */
 #define FS_MAX_FORGETS 1024 /* entries in one BATCH_FORGET */
 

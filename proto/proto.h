@@ -20,7 +20,8 @@
 #define PROTO_MAGIC0 0xC0
 #define PROTO_MAGIC1 0x7A
 #define PROTO_HEADER_SIZE 12
-#define PROTO_MAX_PAYLOAD (1024u * 1024u)
+/* 1 MiB of data plus a page for the headers around it (a shared folder's 1 MiB write). */
+#define PROTO_MAX_PAYLOAD (1024u * 1024u + 4096u)
 #define PROTO_MAX_CHANNEL 0x7FFFFFFFu
 #define PROTO_DEFAULT_WINDOW (1024u * 1024u)
 #define PROTO_MAX_JSON_DEPTH 32

@@ -134,7 +134,7 @@ test_odd_sizes (void)
                 return;
         }
         /* Writes and reads that are not page- or request-aligned, some larger than one
-         * request (1020 KiB). */
+         * request (1 MiB). */
         path = mount_harness_path (harness, "big", "odd.bin");
         expected = write_random (path, 3, 700001 * 4);
         got = sha256_file (path, 123457, &size);
