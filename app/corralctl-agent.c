@@ -290,8 +290,13 @@ describe_vm (Agent *a, const char *vm, const char *vm_dir)
 
         corral_agent_session_set_vm (a->session, vm, vm_dir);
         corral_agent_session_set_shares (a->session, shares);
-        for (guint i = 0; secrets && i < secrets->len; i++)
-                g_ptr_array_add (names, ((CorralSecretInfo *) secrets->pdata[i])->name);
+        for (guint i = 0; secrets && i < secrets->len; i++) {
+                const char *name = ((CorralSecretInfo *) secrets->pdata[i])->name;
+
+                /* the loop's own keys never reach the VM (SECURITY.md S7) */
+                if (!corral_secret_name_is_host_only (name))
+                        g_ptr_array_add (names, (gpointer) name);
+        }
         g_ptr_array_add (names, NULL);
         corral_agent_session_set_credential_names (a->session, (const char *const *) names->pdata);
 }

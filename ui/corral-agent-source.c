@@ -1,0 +1,318 @@
+/* corral-agent-source.c — see corral-agent-source.h.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-agent-source.h"
+
+#include <glib/gi18n.h>
+
+#include "corral-secret-store.h"
+
+struct _CorralAgentSource {
+        GObject parent_instance;
+        CorralAgentSession *session;
+        GCancellable *cancellable; /* the running task's, NULL when idle */
+};
+
+static void chat_source_init (CorralChatSourceInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (CorralAgentSource,
+                               corral_agent_source,
+                               G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (CORRAL_TYPE_CHAT_SOURCE, chat_source_init))
+
+static void
+copy_strings (GPtrArray *to, GPtrArray *from)
+{
+        for (guint i = 0; from && i < from->len; i++)
+                g_ptr_array_add (to, g_strdup (g_ptr_array_index (from, i)));
+}
+
+/* (transfer full) the card as the view shows it */
+static CorralChatTool *
+tool_from_card (const CorralAgentToolCard *card)
+{
+        CorralChatTool *tool = corral_chat_tool_new (card->tool_id, card->tool, card->title);
+
+        tool->command = g_strdup (card->command);
+        tool->output = g_strdup (card->output);
+        tool->exit_code = card->exit_code;
+        tool->is_error = card->is_error;
+        tool->finished = card->finished;
+        copy_strings (tool->files_read, card->files_read);
+        copy_strings (tool->files_changed, card->files_changed);
+        copy_strings (tool->network, card->network);
+        copy_strings (tool->blocked, card->blocked);
+        return tool;
+}
+
+static void
+on_text_delta (CorralAgentSession *session, const char *text, CorralAgentSource *self)
+{
+        corral_chat_source_emit_text_delta (CORRAL_CHAT_SOURCE (self), text);
+}
+
+static void
+on_stream_restarted (CorralAgentSession *session, CorralAgentSource *self)
+{
+        corral_chat_source_emit_reply_restarted (CORRAL_CHAT_SOURCE (self));
+}
+
+static void
+on_tool_started (CorralAgentSession *session, CorralAgentToolCard *card, CorralAgentSource *self)
+{
+        g_autoptr (CorralChatTool) tool = tool_from_card (card);
+
+        corral_chat_source_emit_tool_started (CORRAL_CHAT_SOURCE (self), tool);
+}
+
+static void
+on_tool_finished (CorralAgentSession *session, CorralAgentToolCard *card, CorralAgentSource *self)
+{
+        g_autoptr (CorralChatTool) tool = tool_from_card (card);
+
+        corral_chat_source_emit_tool_finished (CORRAL_CHAT_SOURCE (self), tool);
+}
+
+static void
+answer_agent (CorralChatAnswer answer, gpointer user_data)
+{
+        /* The two enums have the same values (corral-chat-source.h). */
+        corral_agent_approval_respond (user_data, (CorralAgentAnswer) answer);
+}
+
+static void
+on_approval (CorralAgentSession *session, CorralAgentApproval *approval, CorralAgentSource *self)
+{
+        g_autoptr (CorralChatApproval) chat = corral_chat_approval_new (
+                corral_agent_approval_get_kind (approval) == CORRAL_AGENT_APPROVAL_DELETE
+                        ? CORRAL_CHAT_APPROVAL_DELETE
+                        : CORRAL_CHAT_APPROVAL_NETWORK,
+                corral_agent_approval_get_target (approval),
+                corral_agent_approval_get_reason (approval), answer_agent,
+                corral_agent_approval_ref (approval), (GDestroyNotify) corral_agent_approval_unref);
+
+        corral_chat_source_emit_approval_requested (CORRAL_CHAT_SOURCE (self), chat);
+}
+
+static void
+on_notice (CorralAgentSession *session, const char *text, CorralAgentSource *self)
+{
+        corral_chat_source_emit_notice (CORRAL_CHAT_SOURCE (self), text);
+}
+
+static void
+task_done (GObject *object, GAsyncResult *result, gpointer user_data)
+{
+        g_autoptr (CorralAgentSource) self = user_data;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralAgentTaskResult) res = corral_agent_session_run_task_finish (
+                CORRAL_AGENT_SESSION (object), result, &error);
+        const char *message = NULL;
+
+        g_clear_object (&self->cancellable);
+        if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                message = _ ("Stopped.");
+        else if (error)
+                message = error->message;
+        else if (res->stop == CORRAL_AGENT_STOP_STEP_LIMIT)
+                message = _ ("The agent took too many steps and was stopped; send a message to "
+                             "let it go on.");
+        corral_chat_source_emit_task_finished (CORRAL_CHAT_SOURCE (self), message);
+}
+
+static void
+source_send (CorralChatSource *source, const char *text)
+{
+        CorralAgentSource *self = CORRAL_AGENT_SOURCE (source);
+
+        if (self->cancellable) {
+                corral_chat_source_emit_notice (source, _ ("The agent is still working; stop it "
+                                                           "first or wait until it is done."));
+                return;
+        }
+        self->cancellable = g_cancellable_new ();
+        corral_agent_session_run_task_async (self->session, text, self->cancellable, task_done,
+                                             g_object_ref (self));
+}
+
+static void
+source_stop (CorralChatSource *source)
+{
+        CorralAgentSource *self = CORRAL_AGENT_SOURCE (source);
+
+        /* The session kills the running command; task-finished follows from task_done. */
+        if (self->cancellable)
+                g_cancellable_cancel (self->cancellable);
+}
+
+static void
+chat_source_init (CorralChatSourceInterface *iface)
+{
+        iface->send = source_send;
+        iface->stop = source_stop;
+}
+
+static void
+corral_agent_source_dispose (GObject *object)
+{
+        CorralAgentSource *self = CORRAL_AGENT_SOURCE (object);
+
+        if (self->cancellable)
+                g_cancellable_cancel (self->cancellable);
+        if (self->session)
+                g_signal_handlers_disconnect_by_data (self->session, self);
+        g_clear_object (&self->session);
+        G_OBJECT_CLASS (corral_agent_source_parent_class)->dispose (object);
+}
+
+static void
+corral_agent_source_class_init (CorralAgentSourceClass *klass)
+{
+        G_OBJECT_CLASS (klass)->dispose = corral_agent_source_dispose;
+}
+
+static void
+corral_agent_source_init (CorralAgentSource *self)
+{
+}
+
+CorralAgentSource *
+corral_agent_source_new (CorralAgentSession *session)
+{
+        CorralAgentSource *self;
+
+        g_return_val_if_fail (CORRAL_IS_AGENT_SESSION (session), NULL);
+
+        self = g_object_new (CORRAL_TYPE_AGENT_SOURCE, NULL);
+        self->session = g_object_ref (session);
+        g_signal_connect (session, "text-delta", G_CALLBACK (on_text_delta), self);
+        g_signal_connect (session, "stream-restarted", G_CALLBACK (on_stream_restarted), self);
+        g_signal_connect (session, "tool-started", G_CALLBACK (on_tool_started), self);
+        g_signal_connect (session, "tool-finished", G_CALLBACK (on_tool_finished), self);
+        g_signal_connect (session, "approval-requested", G_CALLBACK (on_approval), self);
+        g_signal_connect (session, "notice", G_CALLBACK (on_notice), self);
+        return self;
+}
+
+CorralAgentSession *
+corral_agent_source_get_session (CorralAgentSource *self)
+{
+        g_return_val_if_fail (CORRAL_IS_AGENT_SOURCE (self), NULL);
+        return self->session;
+}
+
+/* Making a session --------------------------------------------------------------------------- */
+
+typedef struct {
+        CorralLlmProviderKind kind;
+        char *model;
+        char *base_url;
+        CorralAgentClient *client;
+        char *vm_name;
+        char *vm_dir;
+        /* found on the worker thread */
+        char *key;
+        GPtrArray *shares;
+        GStrvBuilder *names;
+} Making;
+
+static void
+making_free (Making *m)
+{
+        g_free (m->model);
+        g_free (m->base_url);
+        g_clear_object (&m->client);
+        g_free (m->vm_name);
+        g_free (m->vm_dir);
+        corral_llm_api_key_free (m->key);
+        g_clear_pointer (&m->shares, g_ptr_array_unref);
+        g_clear_pointer (&m->names, g_strv_builder_unref);
+        g_free (m);
+}
+
+/* Worker thread: the keychain and the file server can take a moment. */
+static void
+look_up (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+        Making *m = data;
+        g_autoptr (GError) error = NULL;
+        g_autofree char *env_base = NULL;
+        g_autoptr (GPtrArray) secrets = NULL;
+
+        m->key = corral_llm_api_key_lookup_sync (m->kind, &env_base, cancellable, &error);
+        if (!m->key && error) {
+                g_task_return_error (task, g_steal_pointer (&error));
+                return;
+        }
+        if ((!m->base_url || !*m->base_url) && env_base) {
+                g_free (m->base_url);
+                m->base_url = g_steal_pointer (&env_base);
+        }
+        /* Best effort: without them the model only knows less about its sandbox. */
+        m->shares = corral_shares_list (m->vm_dir, NULL);
+        secrets = corral_secret_store_list_sync (cancellable, NULL);
+        m->names = g_strv_builder_new ();
+        for (guint i = 0; secrets && i < secrets->len; i++) {
+                const char *name = ((CorralSecretInfo *) secrets->pdata[i])->name;
+
+                if (!corral_secret_name_is_host_only (name))
+                        g_strv_builder_add (m->names, name);
+        }
+        g_task_return_boolean (task, TRUE);
+}
+
+void
+corral_agent_source_new_async (CorralLlmProviderKind kind,
+                               const char *model,
+                               const char *base_url,
+                               CorralAgentClient *client,
+                               const char *vm_name,
+                               const char *vm_dir,
+                               GCancellable *cancellable,
+                               GAsyncReadyCallback callback,
+                               gpointer user_data)
+{
+        g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+        Making *m = g_new0 (Making, 1);
+
+        g_return_if_fail (CORRAL_IS_AGENT_CLIENT (client));
+        g_return_if_fail (vm_dir != NULL);
+
+        m->kind = kind;
+        m->model = model && *model                         ? g_strdup (model)
+                   : kind == CORRAL_LLM_PROVIDER_ANTHROPIC ? g_strdup ("claude-sonnet-4-5")
+                                                           : g_strdup ("gpt-4.1");
+        m->base_url = base_url && *base_url ? g_strdup (base_url) : NULL;
+        m->client = g_object_ref (client);
+        m->vm_name = g_strdup (vm_name);
+        m->vm_dir = g_strdup (vm_dir);
+        g_task_set_source_tag (task, corral_agent_source_new_async);
+        g_task_set_task_data (task, m, (GDestroyNotify) making_free);
+        g_task_run_in_thread (task, look_up);
+}
+
+CorralAgentSource *
+corral_agent_source_new_finish (GAsyncResult *result, GError **error)
+{
+        Making *m = g_task_get_task_data (G_TASK (result));
+        g_autoptr (CorralLlmProvider) provider = NULL;
+        g_autoptr (CorralAgentSession) session = NULL;
+        g_auto (GStrv) names = NULL;
+
+        g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+
+        if (!g_task_propagate_boolean (G_TASK (result), error))
+                return NULL;
+        /* On this thread: the provider's HTTP session belongs to the main context. */
+        provider = corral_llm_provider_new (m->kind, m->base_url, m->key, error);
+        if (!provider)
+                return NULL;
+        session = corral_agent_session_new (provider, m->client, m->model);
+        corral_agent_session_set_vm (session, m->vm_name, m->vm_dir);
+        if (m->shares)
+                corral_agent_session_set_shares (session, m->shares);
+        names = g_strv_builder_end (m->names);
+        corral_agent_session_set_credential_names (session, (const char *const *) names);
+        return corral_agent_source_new (session);
+}

@@ -1,0 +1,184 @@
+/* corral-application.c — the application.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-application.h"
+
+#include <glib/gi18n.h>
+
+#include "corral-resources.h"
+#include "corral-window.h"
+
+struct _CorralApplication {
+        AdwApplication parent_instance;
+
+        CorralLauncher *launcher;
+        GSettings *settings;
+};
+
+G_DEFINE_FINAL_TYPE (CorralApplication, corral_application, ADW_TYPE_APPLICATION)
+
+void
+corral_application_init_environment (void)
+{
+        GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+        g_autoptr (GSettingsSchema) schema =
+                source ? g_settings_schema_source_lookup (source, CORRAL_APP_ID, TRUE) : NULL;
+
+        /* Uninstalled: the schema compiled next to the build tree. */
+        if (!schema &&
+            g_file_test (CORRAL_BUILD_SCHEMA_DIR "/gschemas.compiled", G_FILE_TEST_EXISTS))
+                g_setenv ("GSETTINGS_SCHEMA_DIR", CORRAL_BUILD_SCHEMA_DIR, TRUE);
+}
+
+static CorralWindow *
+current_window (CorralApplication *self)
+{
+        GtkWindow *win = gtk_application_get_active_window (GTK_APPLICATION (self));
+
+        return CORRAL_IS_WINDOW (win) ? CORRAL_WINDOW (win) : NULL;
+}
+
+static void
+apply_color_scheme (CorralApplication *self)
+{
+        g_autofree char *s = g_settings_get_string (self->settings, "color-scheme");
+        AdwColorScheme scheme = ADW_COLOR_SCHEME_DEFAULT;
+
+        if (g_str_equal (s, "light"))
+                scheme = ADW_COLOR_SCHEME_FORCE_LIGHT;
+        else if (g_str_equal (s, "dark"))
+                scheme = ADW_COLOR_SCHEME_FORCE_DARK;
+        adw_style_manager_set_color_scheme (adw_style_manager_get_default (), scheme);
+}
+
+static void
+on_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+        CorralApplication *self = user_data;
+        CorralWindow *win = current_window (self);
+
+        /* Through close-request, so a running task is paused, not killed. */
+        if (win)
+                gtk_window_close (GTK_WINDOW (win));
+        else
+                g_application_quit (G_APPLICATION (self));
+}
+
+static void
+on_preferences (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+        CorralWindow *win = current_window (user_data);
+
+        if (win)
+                corral_window_show_preferences (win);
+}
+
+static void
+on_new_task (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+        CorralWindow *win = current_window (user_data);
+
+        if (win)
+                corral_window_new_task (win);
+}
+
+static void
+on_sessions (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+        CorralWindow *win = current_window (user_data);
+
+        if (win)
+                corral_window_show_sessions (win);
+}
+
+static void
+on_about (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+        CorralWindow *win = current_window (user_data);
+        GtkWidget *about = adw_about_window_new ();
+
+        g_object_set (about, "transient-for", win, "application-name", _ ("Corral"),
+                      "application-icon", CORRAL_APP_ID, "version", CORRAL_VERSION,
+                      "developer-name", _ ("The Corral developers"), "license-type",
+                      GTK_LICENSE_GPL_3_0, "comments",
+                      _ ("Hand a folder to an AI assistant, not your computer."), NULL);
+        gtk_window_present (GTK_WINDOW (about));
+}
+
+static const GActionEntry app_actions[] = {
+        { "quit", on_quit, NULL, NULL, NULL, { 0 } },
+        { "preferences", on_preferences, NULL, NULL, NULL, { 0 } },
+        { "new-task", on_new_task, NULL, NULL, NULL, { 0 } },
+        { "sessions", on_sessions, NULL, NULL, NULL, { 0 } },
+        { "about", on_about, NULL, NULL, NULL, { 0 } },
+};
+
+static void
+corral_application_startup (GApplication *app)
+{
+        CorralApplication *self = CORRAL_APPLICATION (app);
+        static const char *const quit[] = { "<Control>q", NULL };
+        static const char *const prefs[] = { "<Control>comma", NULL };
+        static const char *const new_task[] = { "<Control>n", NULL };
+        static const char *const panel[] = { "F9", NULL };
+
+        G_APPLICATION_CLASS (corral_application_parent_class)->startup (app);
+        g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
+                                         G_N_ELEMENTS (app_actions), app);
+        gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit);
+        gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.preferences", prefs);
+        gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.new-task", new_task);
+        gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.toggle-panel", panel);
+        apply_color_scheme (self);
+        g_signal_connect_swapped (self->settings, "changed::color-scheme",
+                                  G_CALLBACK (apply_color_scheme), self);
+}
+
+static void
+corral_application_activate (GApplication *app)
+{
+        CorralApplication *self = CORRAL_APPLICATION (app);
+        CorralWindow *win = current_window (self);
+
+        if (!win)
+                win = corral_window_new (GTK_APPLICATION (app), self->launcher, self->settings);
+        gtk_window_present (GTK_WINDOW (win));
+}
+
+static void
+corral_application_dispose (GObject *object)
+{
+        CorralApplication *self = CORRAL_APPLICATION (object);
+
+        g_clear_object (&self->launcher);
+        g_clear_object (&self->settings);
+        G_OBJECT_CLASS (corral_application_parent_class)->dispose (object);
+}
+
+static void
+corral_application_class_init (CorralApplicationClass *klass)
+{
+        G_OBJECT_CLASS (klass)->dispose = corral_application_dispose;
+        G_APPLICATION_CLASS (klass)->startup = corral_application_startup;
+        G_APPLICATION_CLASS (klass)->activate = corral_application_activate;
+}
+
+static void
+corral_application_init (CorralApplication *self)
+{
+}
+
+CorralApplication *
+corral_application_new (CorralLauncher *launcher, GSettings *settings)
+{
+        CorralApplication *self = g_object_new (CORRAL_TYPE_APPLICATION, "application-id",
+                                                CORRAL_APP_ID, "flags", G_APPLICATION_DEFAULT_FLAGS,
+                                                "resource-base-path", "/org/corral/Corral", NULL);
+
+        /* Links the resource object in (it registers itself): style.css, shortcuts, icon. */
+        g_assert (corral_get_resource () != NULL);
+        self->launcher = g_object_ref (launcher);
+        self->settings = g_object_ref (settings);
+        return self;
+}

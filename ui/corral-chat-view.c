@@ -1,0 +1,531 @@
+/* corral-chat-view.c — the conversation.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-chat-view.h"
+
+#include <glib/gi18n.h>
+
+#include "corral-tool-card.h"
+#include "corral-ui-util.h"
+
+struct _CorralChatView {
+        GtkWidget parent_instance;
+
+        CorralChatSource *source;
+        GSignalGroup *signals;
+        gboolean busy;
+
+        GtkWidget *toolbar_box; /* the whole view */
+        GtkWidget *content_stack; /* "empty", "transcript", "disconnected" */
+        GtkWidget *scroller;
+        GtkWidget *transcript;
+        GtkWidget *reply_label; /* the assistant text being streamed, or NULL */
+        GString *reply;
+        GHashTable *cards; /* id -> CorralToolCard (transfer none) */
+        guint n_cards;
+        GtkWidget *entry;
+        GtkWidget *send_button;
+        GtkWidget *stop_button;
+        GtkWidget *busy_spinner;
+        GtkWidget *dialog; /* the approval dialog, or NULL */
+        GQueue approvals; /* (element-type CorralChatApproval) waiting for the person */
+};
+
+G_DEFINE_FINAL_TYPE (CorralChatView, corral_chat_view, GTK_TYPE_WIDGET)
+
+static void show_next_approval (CorralChatView *self);
+
+static void
+scroll_to_end (CorralChatView *self)
+{
+        GtkAdjustment *adj =
+                gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (self->scroller));
+
+        gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj));
+}
+
+static void
+append_row (CorralChatView *self, GtkWidget *row)
+{
+        gtk_box_append (GTK_BOX (self->transcript), row);
+        gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack), "transcript");
+        scroll_to_end (self);
+}
+
+static void
+end_reply (CorralChatView *self)
+{
+        self->reply_label = NULL;
+}
+
+static void
+set_busy (CorralChatView *self, gboolean busy)
+{
+        self->busy = busy;
+        gtk_widget_set_visible (self->send_button, !busy);
+        gtk_widget_set_visible (self->stop_button, busy);
+        gtk_widget_set_visible (self->busy_spinner, busy);
+        gtk_spinner_set_spinning (GTK_SPINNER (self->busy_spinner), busy);
+        /* The entry stays usable while the assistant works (the next message can be typed);
+         * only sending waits. Making a focused GtkText insensitive also confuses its focus. */
+        gtk_widget_set_sensitive (self->entry, self->source != NULL);
+        /* Back to the entry for the next message, unless the person is elsewhere. */
+        if (!busy && self->source && gtk_widget_get_mapped (self->entry) &&
+            GTK_IS_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))) &&
+            gtk_window_is_active (GTK_WINDOW (gtk_widget_get_root (GTK_WIDGET (self)))))
+                gtk_widget_grab_focus (self->entry);
+}
+
+static void
+on_text_delta (CorralChatSource *source, const char *text, CorralChatView *self)
+{
+        g_autofree char *shown = NULL;
+
+        if (!self->reply_label) {
+                g_string_truncate (self->reply, 0);
+                self->reply_label = corral_ui_plain_label ("", TRUE);
+                gtk_widget_add_css_class (self->reply_label, "chat-assistant");
+                append_row (self, self->reply_label);
+        }
+        g_string_append (self->reply, text);
+        /* A reply that starts after a card begins with the model's blank lines: drop them. */
+        shown = g_strstrip (g_strdup (self->reply->str));
+        gtk_label_set_text (GTK_LABEL (self->reply_label), shown);
+        scroll_to_end (self);
+}
+
+static void
+on_reply_restarted (CorralChatSource *source, CorralChatView *self)
+{
+        g_string_truncate (self->reply, 0);
+        if (self->reply_label)
+                gtk_label_set_text (GTK_LABEL (self->reply_label), "");
+}
+
+static void
+on_tool_started (CorralChatSource *source, CorralChatTool *tool, CorralChatView *self)
+{
+        GtkWidget *card = corral_tool_card_new (tool);
+
+        end_reply (self);
+        g_hash_table_replace (self->cards, g_strdup (tool->id), card);
+        self->n_cards++;
+        append_row (self, card);
+}
+
+static void
+on_tool_finished (CorralChatSource *source, CorralChatTool *tool, CorralChatView *self)
+{
+        CorralToolCard *card = g_hash_table_lookup (self->cards, tool->id);
+
+        if (!card) {
+                on_tool_started (source, tool, self);
+                return;
+        }
+        corral_tool_card_update (card, tool);
+        scroll_to_end (self);
+}
+
+static void
+add_notice (CorralChatView *self, const char *text, gboolean error)
+{
+        GtkWidget *label = corral_ui_plain_label (text, TRUE);
+
+        gtk_label_set_xalign (GTK_LABEL (label), 0.5f);
+        gtk_label_set_justify (GTK_LABEL (label), GTK_JUSTIFY_CENTER);
+        gtk_widget_add_css_class (label, error ? "error" : "dim-label");
+        gtk_widget_add_css_class (label, "caption");
+        end_reply (self);
+        append_row (self, label);
+}
+
+static void
+on_notice (CorralChatSource *source, const char *text, CorralChatView *self)
+{
+        add_notice (self, text, FALSE);
+}
+
+static void
+on_task_finished (CorralChatSource *source, const char *error, CorralChatView *self)
+{
+        CorralChatApproval *a;
+
+        end_reply (self);
+        /* Questions of a finished task have no one left to answer them. */
+        while ((a = g_queue_pop_head (&self->approvals)))
+                corral_chat_approval_unref (a);
+        if (self->dialog)
+                gtk_window_destroy (GTK_WINDOW (self->dialog));
+        if (error)
+                add_notice (self, error, TRUE);
+        set_busy (self, FALSE);
+}
+
+/* Approvals ----------------------------------------------------------------------------------- */
+
+static void
+on_dialog_response (AdwMessageDialog *dialog, const char *response, CorralChatView *self)
+{
+        CorralChatApproval *a = g_object_get_data (G_OBJECT (dialog), "approval");
+        CorralChatAnswer answer = CORRAL_CHAT_ANSWER_DENY;
+
+        if (g_strcmp0 (response, "allow") == 0)
+                answer = CORRAL_CHAT_ANSWER_ALLOW_ONCE;
+        else if (g_strcmp0 (response, "task") == 0)
+                answer = CORRAL_CHAT_ANSWER_ALLOW_TASK;
+        else if (g_strcmp0 (response, "always") == 0)
+                answer = CORRAL_CHAT_ANSWER_ALLOW_ALWAYS;
+        if (a)
+                corral_chat_approval_respond (a, answer);
+}
+
+static void
+on_dialog_destroy (GtkWidget *dialog, CorralChatView *self)
+{
+        if (self->dialog != dialog)
+                return;
+        self->dialog = NULL;
+        show_next_approval (self);
+}
+
+static GtkWidget *
+delete_dialog (CorralChatApproval *a, GtkWindow *parent)
+{
+        g_autofree char *base = g_path_get_basename (corral_chat_approval_get_target (a));
+        /* Translators: %s is a file name */
+        g_autofree char *body = g_strdup_printf (_ ("The agent wants to delete %s."), base);
+        GtkWidget *d = adw_message_dialog_new (parent, _ ("Allow Deleting a File?"), body);
+
+        adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (d), "deny", _ ("_Deny"), "allow",
+                                          _ ("_Allow Once"), NULL);
+        adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (d), "allow",
+                                                    ADW_RESPONSE_DESTRUCTIVE);
+        return d;
+}
+
+static GtkWidget *
+network_dialog (CorralChatApproval *a, GtkWindow *parent)
+{
+        /* Translators: %s is a host name such as pypi.org */
+        g_autofree char *heading =
+                g_strdup_printf (_ ("Allow %s?"), corral_chat_approval_get_target (a));
+        g_autofree char *body =
+                g_strdup_printf (_ ("The agent wants to reach %s, which your network settings "
+                                    "do not allow."),
+                                 corral_chat_approval_get_target (a));
+        GtkWidget *d = adw_message_dialog_new (parent, heading, body);
+
+        adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (d), "deny", _ ("_Deny"), "always",
+                                          _ ("A_lways"), "task", _ ("For This _Task"), NULL);
+        adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (d), "task",
+                                                    ADW_RESPONSE_SUGGESTED);
+        return d;
+}
+
+static GtkWidget *
+reason_widget (CorralChatApproval *a)
+{
+        const char *reason = corral_chat_approval_get_reason (a);
+        GtkWidget *label;
+        g_autofree char *text = NULL;
+
+        if (!reason || !*reason)
+                return NULL;
+        /* Translators: %s is the assistant's own explanation, quoted */
+        text = g_strdup_printf (_ ("The agent says: “%s”"), reason);
+        label = corral_ui_plain_label (text, FALSE);
+        gtk_label_set_xalign (GTK_LABEL (label), 0.5f);
+        gtk_label_set_justify (GTK_LABEL (label), GTK_JUSTIFY_CENTER);
+        gtk_widget_add_css_class (label, "dim-label");
+        return label;
+}
+
+static void
+show_next_approval (CorralChatView *self)
+{
+        g_autoptr (CorralChatApproval) a = NULL;
+        GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+        GtkWidget *d, *extra;
+
+        if (self->dialog || !(a = g_queue_pop_head (&self->approvals)))
+                return;
+        if (corral_chat_approval_get_kind (a) == CORRAL_CHAT_APPROVAL_DELETE)
+                d = delete_dialog (a, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL);
+        else
+                d = network_dialog (a, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL);
+        if ((extra = reason_widget (a)))
+                adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (d), extra);
+        adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (d), "deny");
+        adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (d), "deny");
+        g_object_set_data_full (G_OBJECT (d), "approval", g_steal_pointer (&a),
+                                (GDestroyNotify) corral_chat_approval_unref);
+        g_signal_connect (d, "response", G_CALLBACK (on_dialog_response), self);
+        g_signal_connect (d, "destroy", G_CALLBACK (on_dialog_destroy), self);
+        self->dialog = d;
+        gtk_window_present (GTK_WINDOW (d));
+}
+
+static void
+on_approval_requested (CorralChatSource *source, CorralChatApproval *a, CorralChatView *self)
+{
+        g_queue_push_tail (&self->approvals, corral_chat_approval_ref (a));
+        show_next_approval (self);
+}
+
+/* The entry ------------------------------------------------------------------------------------ */
+
+static void
+add_user_message (CorralChatView *self, const char *text)
+{
+        GtkWidget *label = corral_ui_plain_label (text, TRUE);
+
+        gtk_widget_add_css_class (label, "chat-user");
+        gtk_widget_set_halign (label, GTK_ALIGN_END);
+        gtk_widget_set_margin_start (label, 48);
+        end_reply (self);
+        append_row (self, label);
+}
+
+void
+corral_chat_view_send (CorralChatView *self, const char *text)
+{
+        g_autofree char *copy = g_strstrip (g_strdup (text));
+
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (self));
+        if (!self->source || self->busy || !*copy)
+                return;
+        add_user_message (self, copy);
+        set_busy (self, TRUE);
+        corral_chat_source_send (self->source, copy);
+}
+
+void
+corral_chat_view_stop (CorralChatView *self)
+{
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (self));
+        if (self->source && self->busy)
+                corral_chat_source_stop (self->source);
+}
+
+static void
+on_send (CorralChatView *self)
+{
+        g_autofree char *text = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->entry)));
+
+        if (!self->source || self->busy || !*g_strstrip (text))
+                return;
+        gtk_editable_set_text (GTK_EDITABLE (self->entry), "");
+        corral_chat_view_send (self, text);
+}
+
+static GtkWidget *
+build_entry_bar (CorralChatView *self)
+{
+        GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+
+        gtk_widget_add_css_class (bar, "chat-entry-box");
+        self->entry = gtk_entry_new ();
+        gtk_entry_set_placeholder_text (GTK_ENTRY (self->entry), _ ("Ask Corral to do something…"));
+        gtk_widget_set_hexpand (self->entry, TRUE);
+        corral_ui_set_accessible_label (self->entry, _ ("Message to the assistant"));
+        g_signal_connect_swapped (self->entry, "activate", G_CALLBACK (on_send), self);
+
+        self->busy_spinner = gtk_spinner_new ();
+        corral_ui_set_accessible_label (self->busy_spinner, _ ("The assistant is working"));
+        gtk_widget_set_visible (self->busy_spinner, FALSE);
+
+        self->send_button = gtk_button_new_from_icon_name ("go-up-symbolic");
+        gtk_widget_add_css_class (self->send_button, "suggested-action");
+        gtk_widget_add_css_class (self->send_button, "circular");
+        corral_ui_set_accessible_label (self->send_button, _ ("Send"));
+        g_signal_connect_swapped (self->send_button, "clicked", G_CALLBACK (on_send), self);
+
+        self->stop_button = gtk_button_new_from_icon_name ("media-playback-stop-symbolic");
+        gtk_widget_add_css_class (self->stop_button, "destructive-action");
+        gtk_widget_add_css_class (self->stop_button, "circular");
+        corral_ui_set_accessible_label (self->stop_button, _ ("Stop"));
+        gtk_widget_set_visible (self->stop_button, FALSE);
+        g_signal_connect_swapped (self->stop_button, "clicked", G_CALLBACK (corral_chat_view_stop),
+                                  self);
+
+        gtk_box_append (GTK_BOX (bar), self->entry);
+        gtk_box_append (GTK_BOX (bar), self->busy_spinner);
+        gtk_box_append (GTK_BOX (bar), self->send_button);
+        gtk_box_append (GTK_BOX (bar), self->stop_button);
+        return bar;
+}
+
+static GtkWidget *
+build_status (const char *icon, const char *title, const char *description)
+{
+        GtkWidget *page = adw_status_page_new ();
+
+        adw_status_page_set_icon_name (ADW_STATUS_PAGE (page), icon);
+        adw_status_page_set_title (ADW_STATUS_PAGE (page), title);
+        adw_status_page_set_description (ADW_STATUS_PAGE (page), description);
+        gtk_widget_add_css_class (page, "compact");
+        return page;
+}
+
+static GtkWidget *
+build_content (CorralChatView *self)
+{
+        GtkWidget *clamp = adw_clamp_new ();
+
+        self->content_stack = gtk_stack_new ();
+        gtk_widget_set_vexpand (self->content_stack, TRUE);
+        gtk_stack_add_named (GTK_STACK (self->content_stack),
+                             build_status ("org.corral.Corral-symbolic",
+                                           _ ("What Should Corral Do?"),
+                                           _ ("For example: “Summarise the reports in this "
+                                              "folder” or “Rename the photos by date”.")),
+                             "empty");
+        gtk_stack_add_named (GTK_STACK (self->content_stack),
+                             build_status ("network-offline-symbolic",
+                                           _ ("The Assistant Is Not Connected Yet"),
+                                           _ ("This version of Corral prepares the workspace "
+                                              "and your folder, but cannot talk to a model "
+                                              "yet.")),
+                             "disconnected");
+
+        self->transcript = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+        gtk_widget_set_margin_top (self->transcript, 18);
+        gtk_widget_set_margin_bottom (self->transcript, 18);
+        gtk_widget_set_margin_start (self->transcript, 12);
+        gtk_widget_set_margin_end (self->transcript, 12);
+        gtk_accessible_update_property (GTK_ACCESSIBLE (self->transcript),
+                                        GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Conversation"), -1);
+        adw_clamp_set_maximum_size (ADW_CLAMP (clamp), 760);
+        adw_clamp_set_child (ADW_CLAMP (clamp), self->transcript);
+        self->scroller = gtk_scrolled_window_new ();
+        gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroller), GTK_POLICY_NEVER,
+                                        GTK_POLICY_AUTOMATIC);
+        gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), clamp);
+        gtk_stack_add_named (GTK_STACK (self->content_stack), self->scroller, "transcript");
+        gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack), "disconnected");
+        return self->content_stack;
+}
+
+static void
+corral_chat_view_dispose (GObject *object)
+{
+        CorralChatView *self = CORRAL_CHAT_VIEW (object);
+        CorralChatApproval *a;
+
+        while ((a = g_queue_pop_head (&self->approvals)))
+                corral_chat_approval_unref (a);
+        if (self->dialog) {
+                GtkWidget *d = g_steal_pointer (&self->dialog);
+                gtk_window_destroy (GTK_WINDOW (d));
+        }
+        if (self->signals)
+                g_signal_group_set_target (self->signals, NULL);
+        g_clear_object (&self->signals);
+        g_clear_object (&self->source);
+        g_clear_pointer (&self->toolbar_box, gtk_widget_unparent);
+        g_clear_pointer (&self->cards, g_hash_table_unref);
+        G_OBJECT_CLASS (corral_chat_view_parent_class)->dispose (object);
+}
+
+static void
+corral_chat_view_finalize (GObject *object)
+{
+        CorralChatView *self = CORRAL_CHAT_VIEW (object);
+
+        g_string_free (self->reply, TRUE);
+        G_OBJECT_CLASS (corral_chat_view_parent_class)->finalize (object);
+}
+
+static void
+corral_chat_view_class_init (CorralChatViewClass *klass)
+{
+        GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+        G_OBJECT_CLASS (klass)->dispose = corral_chat_view_dispose;
+        G_OBJECT_CLASS (klass)->finalize = corral_chat_view_finalize;
+        gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+        gtk_widget_class_set_css_name (widget_class, "chatview");
+}
+
+static void
+corral_chat_view_init (CorralChatView *self)
+{
+        self->reply = g_string_new (NULL);
+        self->cards = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+        g_queue_init (&self->approvals);
+        self->toolbar_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+        gtk_box_append (GTK_BOX (self->toolbar_box), build_content (self));
+        gtk_box_append (GTK_BOX (self->toolbar_box), build_entry_bar (self));
+        gtk_widget_set_parent (self->toolbar_box, GTK_WIDGET (self));
+        set_busy (self, FALSE);
+
+        self->signals = g_signal_group_new (CORRAL_TYPE_CHAT_SOURCE);
+        g_signal_group_connect (self->signals, "text-delta", G_CALLBACK (on_text_delta), self);
+        g_signal_group_connect (self->signals, "reply-restarted", G_CALLBACK (on_reply_restarted),
+                                self);
+        g_signal_group_connect (self->signals, "tool-started", G_CALLBACK (on_tool_started), self);
+        g_signal_group_connect (self->signals, "tool-finished", G_CALLBACK (on_tool_finished),
+                                self);
+        g_signal_group_connect (self->signals, "approval-requested",
+                                G_CALLBACK (on_approval_requested), self);
+        g_signal_group_connect (self->signals, "notice", G_CALLBACK (on_notice), self);
+        g_signal_group_connect (self->signals, "task-finished", G_CALLBACK (on_task_finished),
+                                self);
+}
+
+GtkWidget *
+corral_chat_view_new (void)
+{
+        return g_object_new (CORRAL_TYPE_CHAT_VIEW, NULL);
+}
+
+void
+corral_chat_view_set_source (CorralChatView *self, CorralChatSource *source)
+{
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (self));
+        g_return_if_fail (!source || CORRAL_IS_CHAT_SOURCE (source));
+
+        if (!g_set_object (&self->source, source))
+                return;
+        g_signal_group_set_target (self->signals, source);
+        if (!gtk_widget_get_first_child (self->transcript))
+                gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack),
+                                                  source ? "empty" : "disconnected");
+        set_busy (self, FALSE);
+}
+
+CorralChatSource *
+corral_chat_view_get_source (CorralChatView *self)
+{
+        g_return_val_if_fail (CORRAL_IS_CHAT_VIEW (self), NULL);
+        return self->source;
+}
+
+gboolean
+corral_chat_view_get_busy (CorralChatView *self)
+{
+        g_return_val_if_fail (CORRAL_IS_CHAT_VIEW (self), FALSE);
+        return self->busy;
+}
+
+GtkWidget *
+corral_chat_view_get_approval_dialog (CorralChatView *self)
+{
+        g_return_val_if_fail (CORRAL_IS_CHAT_VIEW (self), NULL);
+        return self->dialog;
+}
+
+const char *
+corral_chat_view_get_last_reply (CorralChatView *self)
+{
+        g_return_val_if_fail (CORRAL_IS_CHAT_VIEW (self), NULL);
+        return self->reply->str;
+}
+
+guint
+corral_chat_view_get_n_tool_cards (CorralChatView *self)
+{
+        g_return_val_if_fail (CORRAL_IS_CHAT_VIEW (self), 0);
+        return self->n_cards;
+}

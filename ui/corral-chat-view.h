@@ -1,0 +1,37 @@
+/* corral-chat-view.h — the conversation: the person's messages, the assistant's streamed text,
+ * tool-call cards, approval dialogs, and the message entry with Send / Stop.
+ *
+ * Driven by a CorralChatSource (corral-chat-source.h). Without one, the view says that the
+ * assistant is not connected and the entry is insensitive.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "corral-chat-source.h"
+
+G_BEGIN_DECLS
+
+#define CORRAL_TYPE_CHAT_VIEW (corral_chat_view_get_type ())
+G_DECLARE_FINAL_TYPE (CorralChatView, corral_chat_view, CORRAL, CHAT_VIEW, GtkWidget)
+
+GtkWidget *corral_chat_view_new (void);
+/* source: (nullable) (transfer none) */
+void corral_chat_view_set_source (CorralChatView *self, CorralChatSource *source);
+CorralChatSource *corral_chat_view_get_source (CorralChatView *self);
+gboolean corral_chat_view_get_busy (CorralChatView *self);
+
+/* Sends text as if the person had typed it and pressed Send. */
+void corral_chat_view_send (CorralChatView *self, const char *text);
+/* The stop button's action. */
+void corral_chat_view_stop (CorralChatView *self);
+
+/* The approval dialog on screen (an AdwMessageDialog), or NULL. (transfer none) */
+GtkWidget *corral_chat_view_get_approval_dialog (CorralChatView *self);
+/* The text the assistant has streamed in its current (last) reply. (transfer none) */
+const char *corral_chat_view_get_last_reply (CorralChatView *self);
+guint corral_chat_view_get_n_tool_cards (CorralChatView *self);
+
+G_END_DECLS

@@ -1,0 +1,30 @@
+/* corral-first-run.h — the steps before a task: welcome, connecting a model provider (the key
+ * goes to the keychain and is never shown again), choosing the folder and what the assistant may
+ * do with it. Emits ::start when the person presses Start.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "fs-policy.h"
+
+G_BEGIN_DECLS
+
+#define CORRAL_TYPE_FIRST_RUN (corral_first_run_get_type ())
+G_DECLARE_FINAL_TYPE (CorralFirstRun, corral_first_run, CORRAL, FIRST_RUN, GtkWidget)
+
+GtkWidget *corral_first_run_new (GSettings *settings);
+
+/* "welcome", "provider", "folder" */
+void corral_first_run_show_step (CorralFirstRun *self, const char *step);
+const char *corral_first_run_get_step (CorralFirstRun *self);
+
+void corral_first_run_set_folder (CorralFirstRun *self, const char *path);
+/* (nullable) */
+const char *corral_first_run_get_folder (CorralFirstRun *self);
+void corral_first_run_set_mode (CorralFirstRun *self, FsMode mode);
+FsMode corral_first_run_get_mode (CorralFirstRun *self);
+
+G_END_DECLS

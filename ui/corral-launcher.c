@@ -1,0 +1,150 @@
+/* corral-launcher.c — the interface the window starts workspaces through.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-launcher.h"
+
+#include <glib/gi18n.h>
+
+#include "corral-image.h"
+#include "corral-vm-manager.h"
+
+CorralTaskConfig *
+corral_task_config_copy (const CorralTaskConfig *config)
+{
+        CorralTaskConfig *copy = g_new0 (CorralTaskConfig, 1);
+
+        copy->folder = g_strdup (config->folder);
+        copy->mode = config->mode;
+        copy->image = g_strdup (config->image);
+        copy->memory_mib = config->memory_mib;
+        copy->vcpus = config->vcpus;
+        copy->network_preset = g_strdup (config->network_preset);
+        copy->network_allow = g_strdupv (config->network_allow);
+        return copy;
+}
+
+void
+corral_task_config_free (CorralTaskConfig *config)
+{
+        if (!config)
+                return;
+        g_free (config->folder);
+        g_free (config->image);
+        g_free (config->network_preset);
+        g_strfreev (config->network_allow);
+        g_free (config);
+}
+
+void
+corral_launch_result_free (CorralLaunchResult *result)
+{
+        if (!result)
+                return;
+        g_free (result->vm_name);
+        g_free (result->vm_dir);
+        g_free (result->accel);
+        g_clear_object (&result->agent_client);
+        g_free (result);
+}
+
+void
+corral_session_info_free (CorralSessionInfo *info)
+{
+        if (!info)
+                return;
+        g_free (info->vm_name);
+        g_free (info->state);
+        g_free (info->vm_dir);
+        g_free (info);
+}
+
+G_DEFINE_INTERFACE (CorralLauncher, corral_launcher, G_TYPE_OBJECT)
+
+static void
+corral_launcher_default_init (CorralLauncherInterface *iface)
+{
+}
+
+void
+corral_launcher_start_async (CorralLauncher *self,
+                             const CorralTaskConfig *config,
+                             CorralLaunchProgressFunc progress,
+                             gpointer progress_data,
+                             GCancellable *cancellable,
+                             GAsyncReadyCallback callback,
+                             gpointer user_data)
+{
+        g_return_if_fail (CORRAL_IS_LAUNCHER (self));
+        g_return_if_fail (config != NULL && config->folder != NULL);
+        CORRAL_LAUNCHER_GET_IFACE (self)->start_async (self, config, progress, progress_data,
+                                                       cancellable, callback, user_data);
+}
+
+CorralLaunchResult *
+corral_launcher_start_finish (CorralLauncher *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (CORRAL_IS_LAUNCHER (self), NULL);
+        return CORRAL_LAUNCHER_GET_IFACE (self)->start_finish (self, result, error);
+}
+
+void
+corral_launcher_suspend_async (CorralLauncher *self,
+                               const char *vm_name,
+                               GCancellable *cancellable,
+                               GAsyncReadyCallback callback,
+                               gpointer user_data)
+{
+        g_return_if_fail (CORRAL_IS_LAUNCHER (self));
+        CORRAL_LAUNCHER_GET_IFACE (self)->suspend_async (self, vm_name, cancellable, callback,
+                                                         user_data);
+}
+
+gboolean
+corral_launcher_suspend_finish (CorralLauncher *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (CORRAL_IS_LAUNCHER (self), FALSE);
+        return CORRAL_LAUNCHER_GET_IFACE (self)->suspend_finish (self, result, error);
+}
+
+void
+corral_launcher_list_async (CorralLauncher *self,
+                            GCancellable *cancellable,
+                            GAsyncReadyCallback callback,
+                            gpointer user_data)
+{
+        g_return_if_fail (CORRAL_IS_LAUNCHER (self));
+        CORRAL_LAUNCHER_GET_IFACE (self)->list_async (self, cancellable, callback, user_data);
+}
+
+GPtrArray *
+corral_launcher_list_finish (CorralLauncher *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (CORRAL_IS_LAUNCHER (self), NULL);
+        return CORRAL_LAUNCHER_GET_IFACE (self)->list_finish (self, result, error);
+}
+
+void
+corral_launch_error_explain (const GError *error, char **ret_title, char **ret_hint)
+{
+        const char *title = _ ("The Workspace Could Not Start");
+        const char *hint = NULL;
+
+        if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_UNREACHABLE)) {
+                title = _ ("Virtual Machines Are Not Available");
+                hint = _ ("Install libvirt and QEMU: sudo apt install libvirt-daemon "
+                          "libvirt-daemon-driver-qemu qemu-system-x86");
+        } else if (g_error_matches (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_BUILD)) {
+                title = _ ("The Workspace Image Could Not Be Built");
+                hint = _ ("Install the image tools: sudo apt install mmdebstrap qemu-utils cpio");
+        } else if (g_error_matches (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_TAMPERED)) {
+                title = _ ("The Workspace Image Was Changed");
+                hint = _ ("Remove it in Preferences → Workspace; Corral builds a fresh one.");
+        } else if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_TIMEOUT)) {
+                title = _ ("The Workspace Did Not Answer");
+                hint = _ ("Without hardware virtualisation (KVM) starting is slow; try again.");
+        }
+        *ret_title = g_strdup (title);
+        /* Otherwise the lower layers' messages already say what to install. */
+        *ret_hint = g_strdup (hint ? hint : error->message);
+}

@@ -1,0 +1,124 @@
+/* corral-launcher.h — what starts, suspends and lists the workspaces (VMs) behind tasks.
+ *
+ * The window talks to a CorralLauncher, never to libvirt: the app uses CorralVmLauncher
+ * (corral-vm-launcher.h); the UI tests replace it with a scripted one, like libvirt's fake
+ * drivers, so they need no VM.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "fs-policy.h"
+
+G_BEGIN_DECLS
+
+/* What the person chose for a new task. */
+typedef struct {
+        char *folder; /* absolute path of the shared folder */
+        FsMode mode;
+        char *image; /* "minimal", "standard" */
+        guint memory_mib;
+        guint vcpus;
+        char *network_preset; /* "none", "package-managers", "allowlist", "open-web" */
+        char **network_allow; /* (nullable) */
+} CorralTaskConfig;
+
+CorralTaskConfig *corral_task_config_copy (const CorralTaskConfig *config);
+void corral_task_config_free (CorralTaskConfig *config);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralTaskConfig, corral_task_config_free)
+
+typedef enum {
+        CORRAL_LAUNCH_STAGE_PREPARE, /* "Preparing a safe workspace…" */
+        CORRAL_LAUNCH_STAGE_IMAGE, /* building the image (first use) or checking it */
+        CORRAL_LAUNCH_STAGE_BOOT, /* starting the VM */
+        CORRAL_LAUNCH_STAGE_SHARE, /* the folder and the network */
+        CORRAL_LAUNCH_STAGE_CONNECT, /* the guest agent answers */
+        CORRAL_LAUNCH_N_STAGES,
+} CorralLaunchStage;
+
+/* fraction in [0, 1] within the stage, or < 0 when unknown; detail: (nullable) plain text. */
+typedef void (*CorralLaunchProgressFunc) (CorralLaunchStage stage,
+                                          double fraction,
+                                          const char *detail,
+                                          gpointer user_data);
+
+typedef struct {
+        char *vm_name;
+        char *vm_dir; /* shares.json, audit.jsonl, egress.jsonl, egress-policy.json */
+        char *accel; /* "kvm", "tcg" */
+        GObject *agent_client; /* (nullable) a connected CorralAgentClient, for the agent loop */
+} CorralLaunchResult;
+
+void corral_launch_result_free (CorralLaunchResult *result);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralLaunchResult, corral_launch_result_free)
+
+/* An earlier task's workspace, for the sessions list. */
+typedef struct {
+        char *vm_name;
+        char *state; /* "running", "paused", "shut off"... (plain words, translated) */
+        char *vm_dir; /* nullable */
+} CorralSessionInfo;
+
+void corral_session_info_free (CorralSessionInfo *info);
+
+#define CORRAL_TYPE_LAUNCHER (corral_launcher_get_type ())
+G_DECLARE_INTERFACE (CorralLauncher, corral_launcher, CORRAL, LAUNCHER, GObject)
+
+struct _CorralLauncherInterface {
+        GTypeInterface parent_iface;
+
+        /* progress is called on the caller's main context until the callback runs. */
+        void (*start_async) (CorralLauncher *self,
+                             const CorralTaskConfig *config,
+                             CorralLaunchProgressFunc progress,
+                             gpointer progress_data,
+                             GCancellable *cancellable,
+                             GAsyncReadyCallback callback,
+                             gpointer user_data);
+        CorralLaunchResult *(*start_finish) (CorralLauncher *self,
+                                             GAsyncResult *result,
+                                             GError **error);
+        /* Pauses the VM so the task can continue later (never kills it). */
+        void (*suspend_async) (CorralLauncher *self,
+                               const char *vm_name,
+                               GCancellable *cancellable,
+                               GAsyncReadyCallback callback,
+                               gpointer user_data);
+        gboolean (*suspend_finish) (CorralLauncher *self, GAsyncResult *result, GError **error);
+        /* (element-type CorralSessionInfo) */
+        void (*list_async) (CorralLauncher *self,
+                            GCancellable *cancellable,
+                            GAsyncReadyCallback callback,
+                            gpointer user_data);
+        GPtrArray *(*list_finish) (CorralLauncher *self, GAsyncResult *result, GError **error);
+};
+
+void corral_launcher_start_async (CorralLauncher *self,
+                                  const CorralTaskConfig *config,
+                                  CorralLaunchProgressFunc progress,
+                                  gpointer progress_data,
+                                  GCancellable *cancellable,
+                                  GAsyncReadyCallback callback,
+                                  gpointer user_data);
+CorralLaunchResult *
+corral_launcher_start_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
+void corral_launcher_suspend_async (CorralLauncher *self,
+                                    const char *vm_name,
+                                    GCancellable *cancellable,
+                                    GAsyncReadyCallback callback,
+                                    gpointer user_data);
+gboolean
+corral_launcher_suspend_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
+void corral_launcher_list_async (CorralLauncher *self,
+                                 GCancellable *cancellable,
+                                 GAsyncReadyCallback callback,
+                                 gpointer user_data);
+GPtrArray *corral_launcher_list_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
+
+/* The words for a failed start: a title, and one line that says what to do (what to install).
+ * (transfer full) both. */
+void corral_launch_error_explain (const GError *error, char **ret_title, char **ret_hint);
+
+G_END_DECLS

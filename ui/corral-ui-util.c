@@ -1,0 +1,120 @@
+/* corral-ui-util.c — small helpers shared by the widgets.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-ui-util.h"
+
+#include <glib/gi18n.h>
+
+void
+corral_ui_set_accessible_label (GtkWidget *widget, const char *label)
+{
+        g_return_if_fail (GTK_IS_WIDGET (widget));
+
+        gtk_accessible_update_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                        label, -1);
+        if (GTK_IS_BUTTON (widget) && !gtk_button_get_label (GTK_BUTTON (widget)) &&
+            !gtk_widget_get_tooltip_text (widget))
+                gtk_widget_set_tooltip_text (widget, label);
+        if (GTK_IS_MENU_BUTTON (widget) && !gtk_widget_get_tooltip_text (widget))
+                gtk_widget_set_tooltip_text (widget, label);
+}
+
+const char *
+corral_ui_mode_label (FsMode mode)
+{
+        switch (mode) {
+        case FS_MODE_RO:
+                return _ ("Can read");
+        case FS_MODE_RW:
+                return _ ("Can edit");
+        case FS_MODE_RW_NODELETE:
+        default:
+                return _ ("Can edit, but not delete");
+        }
+}
+
+const char *
+corral_ui_mode_explanation (FsMode mode)
+{
+        switch (mode) {
+        case FS_MODE_RO:
+                return _ ("The assistant can open your files but cannot change anything.");
+        case FS_MODE_RW:
+                return _ ("The assistant can create, change and delete files in this folder.");
+        case FS_MODE_RW_NODELETE:
+        default:
+                return _ ("The assistant can create and change files; deleting one needs your "
+                          "approval.");
+        }
+}
+
+typedef struct {
+        CorralUiThreadFunc func;
+        gpointer data;
+        GDestroyNotify data_free;
+        GDestroyNotify result_free;
+} ThreadCall;
+
+static void
+thread_call_free (ThreadCall *call)
+{
+        if (call->data_free && call->data)
+                call->data_free (call->data);
+        g_free (call);
+}
+
+static void
+thread_call_run (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+        ThreadCall *call = task_data;
+        GError *error = NULL;
+        gpointer ret = call->func (call->data, cancellable, &error);
+
+        if (error)
+                g_task_return_error (task, error);
+        else
+                g_task_return_pointer (task, ret, call->result_free);
+}
+
+void
+corral_ui_run_in_thread (CorralUiThreadFunc func,
+                         gpointer data,
+                         GDestroyNotify data_free,
+                         GDestroyNotify result_free,
+                         GCancellable *cancellable,
+                         GAsyncReadyCallback callback,
+                         gpointer user_data)
+{
+        g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+        ThreadCall *call = g_new0 (ThreadCall, 1);
+
+        call->func = func;
+        call->data = data;
+        call->data_free = data_free;
+        call->result_free = result_free;
+        g_task_set_source_tag (task, corral_ui_run_in_thread);
+        g_task_set_task_data (task, call, (GDestroyNotify) thread_call_free);
+        g_task_run_in_thread (task, thread_call_run);
+}
+
+gpointer
+corral_ui_run_in_thread_finish (GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+        return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+GtkWidget *
+corral_ui_plain_label (const char *text, gboolean selectable)
+{
+        GtkWidget *label = gtk_label_new (NULL);
+
+        gtk_label_set_use_markup (GTK_LABEL (label), FALSE);
+        gtk_label_set_text (GTK_LABEL (label), text ? text : "");
+        gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+        gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+        gtk_label_set_xalign (GTK_LABEL (label), 0.0f);
+        gtk_label_set_selectable (GTK_LABEL (label), selectable);
+        return label;
+}

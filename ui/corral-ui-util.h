@@ -1,0 +1,41 @@
+/* corral-ui-util.h — small helpers shared by the widgets: accessible names, share-mode wording,
+ * running a blocking call on a worker thread.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "fs-policy.h"
+
+G_BEGIN_DECLS
+
+/* Sets the name screen readers announce (and a tooltip when the widget has no visible text). */
+void corral_ui_set_accessible_label (GtkWidget *widget, const char *label);
+
+/* "Can read", "Can edit", "Can edit, but not delete" (translated). */
+const char *corral_ui_mode_label (FsMode mode);
+/* One line that says what the mode lets the assistant do (translated). */
+const char *corral_ui_mode_explanation (FsMode mode);
+
+/* A blocking call for a worker thread: returns a result (freed with result_free when nobody
+ * takes it) or NULL with error set. */
+typedef gpointer (*CorralUiThreadFunc) (gpointer data, GCancellable *cancellable, GError **error);
+
+/* Runs func (data) on a worker thread; callback runs on the caller's main context. data is freed
+ * with data_free after func returns. */
+void corral_ui_run_in_thread (CorralUiThreadFunc func,
+                              gpointer data,
+                              GDestroyNotify data_free,
+                              GDestroyNotify result_free,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data);
+/* (transfer full) the result of func */
+gpointer corral_ui_run_in_thread_finish (GAsyncResult *result, GError **error);
+
+/* A GtkLabel for text that came from outside (never markup), wrapping, selectable. */
+GtkWidget *corral_ui_plain_label (const char *text, gboolean selectable);
+
+G_END_DECLS

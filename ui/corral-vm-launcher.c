@@ -1,0 +1,422 @@
+/* corral-vm-launcher.c — starting a task's workspace: open libvirt, build or verify the image,
+ * create the VM, share the folder, start the network daemon, connect to the guest agent.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-vm-launcher.h"
+
+#include <glib/gi18n.h>
+
+#include "corral-egress-vm.h"
+#include "corral-image.h"
+#include "corral-shares.h"
+#include "corral-ui-util.h"
+#include "corral-vm-manager.h"
+#include "egress-policy.h"
+
+#define CONNECT_TIMEOUT_MS 180000
+
+struct _CorralVmLauncher {
+        GObject parent_instance;
+
+        CorralVmManager *manager; /* opened on first use */
+};
+
+static void corral_vm_launcher_iface_init (CorralLauncherInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (CorralVmLauncher,
+                               corral_vm_launcher,
+                               G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (CORRAL_TYPE_LAUNCHER,
+                                                      corral_vm_launcher_iface_init))
+
+typedef struct {
+        CorralTaskConfig *config;
+        CorralLaunchProgressFunc progress;
+        gpointer progress_data;
+        CorralImage *image;
+        CorralLaunchResult *result;
+} Launch;
+
+static void
+launch_free (Launch *l)
+{
+        corral_task_config_free (l->config);
+        corral_image_free (l->image);
+        corral_launch_result_free (l->result);
+        g_free (l);
+}
+
+static void
+report (GTask *task, CorralLaunchStage stage, double fraction, const char *detail)
+{
+        Launch *l = g_task_get_task_data (task);
+
+        if (l->progress)
+                l->progress (stage, fraction, detail, l->progress_data);
+}
+
+static gboolean
+fail_if (GTask *task, GError *error)
+{
+        if (!error)
+                return FALSE;
+        g_task_return_error (task, error);
+        g_object_unref (task);
+        return TRUE;
+}
+
+static void
+on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Launch *l = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        if (!corral_vm_manager_connect_agent_finish (CORRAL_VM_MANAGER (source), res, &error) &&
+            fail_if (task, error))
+                return;
+        report (task, CORRAL_LAUNCH_STAGE_CONNECT, 1.0, NULL);
+        g_task_return_pointer (task, g_steal_pointer (&l->result),
+                               (GDestroyNotify) corral_launch_result_free);
+        g_object_unref (task);
+}
+
+/* Worker thread: the folder, the network policy, and the two per-VM daemons. */
+static gpointer
+share_folder (gpointer data, GCancellable *cancellable, GError **error)
+{
+        Launch *l = data;
+        g_autoptr (CorralEgressPolicy) policy = NULL;
+        g_autofree char *policy_path =
+                g_build_filename (l->result->vm_dir, "egress-policy.json", NULL);
+        CorralEgressPreset preset = CORRAL_EGRESS_PRESET_NONE;
+
+        if (!corral_shares_add (l->result->vm_dir, l->config->folder, l->config->mode, NULL, NULL,
+                                NULL, error) ||
+            !corral_shares_ensure_server (l->result->vm_dir, error))
+                return NULL;
+        corral_egress_preset_from_string (l->config->network_preset, &preset);
+        policy = corral_egress_policy_new (preset);
+        for (guint i = 0; l->config->network_allow && l->config->network_allow[i]; i++)
+                if (!corral_egress_policy_add_rule (policy, TRUE, l->config->network_allow[i],
+                                                    error))
+                        return NULL;
+        if (!corral_egress_policy_save_file (policy, policy_path, error) ||
+            !corral_egress_vm_ensure (l->result->vm_dir, error))
+                return NULL;
+        return GINT_TO_POINTER (TRUE);
+}
+
+static void
+on_shared (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        CorralVmLauncher *self = g_task_get_source_object (task);
+        Launch *l = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        corral_ui_run_in_thread_finish (res, &error);
+        if (fail_if (task, error))
+                return;
+        report (task, CORRAL_LAUNCH_STAGE_CONNECT, -1.0, NULL);
+        l->result->agent_client = G_OBJECT (corral_agent_client_new ());
+        corral_vm_manager_connect_agent_async (
+                self->manager, l->result->vm_name, CORRAL_AGENT_CLIENT (l->result->agent_client),
+                CONNECT_TIMEOUT_MS, g_task_get_cancellable (task), on_connected, task);
+}
+
+static void
+on_created (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Launch *l = g_task_get_task_data (task);
+        GError *error = NULL;
+        g_autoptr (CorralVmInfo) info =
+                corral_vm_manager_create_finish (CORRAL_VM_MANAGER (source), res, &error);
+
+        if (fail_if (task, error))
+                return;
+        l->result = g_new0 (CorralLaunchResult, 1);
+        l->result->vm_name = g_strdup (info->name);
+        l->result->vm_dir = g_strdup (info->vm_dir);
+        l->result->accel = g_strdup (info->accel);
+        report (task, CORRAL_LAUNCH_STAGE_SHARE, -1.0, NULL);
+        corral_ui_run_in_thread (share_folder, l, NULL, NULL, g_task_get_cancellable (task),
+                                 on_shared, task);
+}
+
+static void
+create_vm (GTask *task)
+{
+        CorralVmLauncher *self = g_task_get_source_object (task);
+        Launch *l = g_task_get_task_data (task);
+        g_autoptr (GDateTime) now = g_date_time_new_now_local ();
+        g_autofree char *name = g_date_time_format (now, "task-%Y%m%d-%H%M%S");
+        CorralVmSpec spec = { .name = name,
+                              .memory_mib = l->config->memory_mib,
+                              .vcpus = l->config->vcpus,
+                              .kernel = l->image->kernel,
+                              .initrd = l->image->initrd,
+                              .cmdline = l->image->cmdline,
+                              .image_name = l->image->name,
+                              .manifest_sha256 = l->image->manifest_sha256,
+                              .disk = l->image->disk };
+
+        report (task, CORRAL_LAUNCH_STAGE_BOOT, -1.0, NULL);
+        corral_vm_manager_create_async (self->manager, &spec, g_task_get_cancellable (task),
+                                        on_created, task);
+}
+
+static void
+on_image_progress (double fraction, const char *text, gpointer user_data)
+{
+        report (user_data, CORRAL_LAUNCH_STAGE_IMAGE, fraction, text);
+}
+
+static void
+on_image (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Launch *l = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        l->image = corral_image_build_finish (res, &error);
+        if (fail_if (task, error))
+                return;
+        create_vm (task);
+}
+
+static void
+build_image (GTask *task)
+{
+        Launch *l = g_task_get_task_data (task);
+
+        report (task, CORRAL_LAUNCH_STAGE_IMAGE, -1.0, NULL);
+        /* Reuses the cached image when nothing changed; its manifest is verified either way. */
+        corral_image_build_async (l->config->image, NULL, on_image_progress, task,
+                                  g_task_get_cancellable (task), on_image, task);
+}
+
+static void
+on_opened (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        CorralVmLauncher *self = g_task_get_source_object (task);
+        GError *error = NULL;
+        CorralVmManager *manager = corral_vm_manager_open_finish (res, &error);
+
+        if (fail_if (task, error))
+                return;
+        g_set_object (&self->manager, manager);
+        g_object_unref (manager);
+        build_image (task);
+}
+
+static void
+ensure_manager (GTask *task, GAsyncReadyCallback opened)
+{
+        CorralVmLauncher *self = g_task_get_source_object (task);
+
+        if (self->manager) {
+                g_object_ref (self->manager);
+                opened (NULL, NULL, task);
+                return;
+        }
+        corral_vm_manager_open_async (NULL, g_task_get_cancellable (task), opened, task);
+}
+
+static void
+on_opened_for_start (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        CorralVmLauncher *self = g_task_get_source_object (task);
+
+        if (!res) {
+                g_object_unref (self->manager);
+                build_image (task);
+                return;
+        }
+        on_opened (source, res, task);
+}
+
+static void
+vm_start_async (CorralLauncher *launcher,
+                const CorralTaskConfig *config,
+                CorralLaunchProgressFunc progress,
+                gpointer progress_data,
+                GCancellable *cancellable,
+                GAsyncReadyCallback callback,
+                gpointer user_data)
+{
+        GTask *task = g_task_new (launcher, cancellable, callback, user_data);
+        Launch *l = g_new0 (Launch, 1);
+
+        l->config = corral_task_config_copy (config);
+        l->progress = progress;
+        l->progress_data = progress_data;
+        g_task_set_task_data (task, l, (GDestroyNotify) launch_free);
+        report (task, CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL);
+        ensure_manager (task, on_opened_for_start);
+}
+
+static CorralLaunchResult *
+vm_start_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
+{
+        return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+on_op_done (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GTask) task = user_data;
+        GError *error = NULL;
+
+        if (corral_vm_manager_op_finish (CORRAL_VM_MANAGER (source), res, &error))
+                g_task_return_boolean (task, TRUE);
+        else
+                g_task_return_error (task, error);
+}
+
+static void
+vm_suspend_async (CorralLauncher *launcher,
+                  const char *vm_name,
+                  GCancellable *cancellable,
+                  GAsyncReadyCallback callback,
+                  gpointer user_data)
+{
+        CorralVmLauncher *self = CORRAL_VM_LAUNCHER (launcher);
+        GTask *task = g_task_new (launcher, cancellable, callback, user_data);
+
+        if (!self->manager) {
+                g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED,
+                                         "no workspace was started");
+                g_object_unref (task);
+                return;
+        }
+        corral_vm_manager_op_async (self->manager, vm_name, CORRAL_VM_OP_PAUSE, cancellable,
+                                    on_op_done, task);
+}
+
+static gboolean
+vm_suspend_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
+{
+        return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static const char *
+state_words (CorralVmState state)
+{
+        switch (state) {
+        case CORRAL_VM_STATE_RUNNING:
+                return _ ("Running");
+        case CORRAL_VM_STATE_PAUSED:
+                return _ ("Paused");
+        case CORRAL_VM_STATE_SAVED:
+                return _ ("Saved");
+        case CORRAL_VM_STATE_CRASHED:
+                return _ ("Stopped unexpectedly");
+        case CORRAL_VM_STATE_SHUTOFF:
+        case CORRAL_VM_STATE_OTHER:
+        default:
+                return _ ("Off");
+        }
+}
+
+static void
+on_listed (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GTask) task = user_data;
+        GError *error = NULL;
+        g_autoptr (GPtrArray) vms =
+                corral_vm_manager_list_finish (CORRAL_VM_MANAGER (source), res, &error);
+        GPtrArray *out;
+
+        if (!vms) {
+                g_task_return_error (task, error);
+                return;
+        }
+        out = g_ptr_array_new_with_free_func ((GDestroyNotify) corral_session_info_free);
+        for (guint i = 0; i < vms->len; i++) {
+                CorralVmInfo *vm = vms->pdata[i];
+                CorralSessionInfo *info = g_new0 (CorralSessionInfo, 1);
+
+                info->vm_name = g_strdup (vm->name);
+                info->state = g_strdup (state_words (vm->state));
+                info->vm_dir = g_strdup (vm->vm_dir);
+                g_ptr_array_add (out, info);
+        }
+        g_task_return_pointer (task, out, (GDestroyNotify) g_ptr_array_unref);
+}
+
+static void
+on_opened_for_list (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        CorralVmLauncher *self = g_task_get_source_object (task);
+        GError *error = NULL;
+
+        if (res) {
+                CorralVmManager *manager = corral_vm_manager_open_finish (res, &error);
+                if (fail_if (task, error))
+                        return;
+                g_set_object (&self->manager, manager);
+                g_object_unref (manager);
+        } else {
+                g_object_unref (self->manager);
+        }
+        corral_vm_manager_list_async (self->manager, g_task_get_cancellable (task), on_listed,
+                                      task);
+}
+
+static void
+vm_list_async (CorralLauncher *launcher,
+               GCancellable *cancellable,
+               GAsyncReadyCallback callback,
+               gpointer user_data)
+{
+        GTask *task = g_task_new (launcher, cancellable, callback, user_data);
+
+        ensure_manager (task, on_opened_for_list);
+}
+
+static GPtrArray *
+vm_list_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
+{
+        return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+corral_vm_launcher_iface_init (CorralLauncherInterface *iface)
+{
+        iface->start_async = vm_start_async;
+        iface->start_finish = vm_start_finish;
+        iface->suspend_async = vm_suspend_async;
+        iface->suspend_finish = vm_suspend_finish;
+        iface->list_async = vm_list_async;
+        iface->list_finish = vm_list_finish;
+}
+
+static void
+corral_vm_launcher_dispose (GObject *object)
+{
+        g_clear_object (&CORRAL_VM_LAUNCHER (object)->manager);
+        G_OBJECT_CLASS (corral_vm_launcher_parent_class)->dispose (object);
+}
+
+static void
+corral_vm_launcher_class_init (CorralVmLauncherClass *klass)
+{
+        G_OBJECT_CLASS (klass)->dispose = corral_vm_launcher_dispose;
+}
+
+static void
+corral_vm_launcher_init (CorralVmLauncher *self)
+{
+}
+
+CorralVmLauncher *
+corral_vm_launcher_new (void)
+{
+        return g_object_new (CORRAL_TYPE_VM_LAUNCHER, NULL);
+}

@@ -1,0 +1,478 @@
+/* corral-window.c — the main window.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "corral-window.h"
+
+#include "corral-agent-source.h"
+
+#include <glib/gi18n.h>
+#include <stdio.h>
+
+#include "corral-preferences.h"
+#include "corral-ui-util.h"
+
+struct _CorralWindow {
+        AdwApplicationWindow parent_instance;
+
+        CorralLauncher *launcher;
+        GSettings *settings;
+        GCancellable *cancellable; /* the start in progress */
+        gboolean closing_confirmed;
+
+        GtkWidget *title;
+        GtkWidget *panel_button;
+        GtkWidget *toasts;
+        GtkWidget *stack;
+        GtkWidget *first_run;
+        GtkWidget *starting;
+        GtkWidget *session;
+        GtkWidget *close_dialog;
+        CorralTaskConfig *config; /* of the task being started or running */
+};
+
+G_DEFINE_FINAL_TYPE (CorralWindow, corral_window, ADW_TYPE_APPLICATION_WINDOW)
+
+static void
+show_page (CorralWindow *self, const char *name)
+{
+        gboolean session = g_str_equal (name, "session");
+
+        gtk_stack_set_visible_child_name (GTK_STACK (self->stack), name);
+        gtk_widget_set_visible (self->panel_button, session);
+        adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title),
+                                       session && self->config ? self->config->folder : NULL);
+}
+
+const char *
+corral_window_get_page (CorralWindow *self)
+{
+        g_return_val_if_fail (CORRAL_IS_WINDOW (self), NULL);
+        return gtk_stack_get_visible_child_name (GTK_STACK (self->stack));
+}
+
+/* Starting ------------------------------------------------------------------------------------- */
+
+static void
+on_progress (CorralLaunchStage stage, double fraction, const char *detail, gpointer user_data)
+{
+        corral_starting_page_set_progress (CORRAL_STARTING_PAGE (user_data), stage, fraction,
+                                           detail);
+}
+
+static void
+on_assistant_ready (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralWindow) self = user_data;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralAgentSource) agent = corral_agent_source_new_finish (res, &error);
+
+        if (!agent) {
+                /* The chat keeps saying it is not connected; the toast says why (no key, ...). */
+                if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                        adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (self->toasts),
+                                                     adw_toast_new (error->message));
+                return;
+        }
+        corral_window_set_chat_source (self, CORRAL_CHAT_SOURCE (agent));
+}
+
+/* The agent loop for the workspace that just started (when the launcher connected its agent). */
+static void
+connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
+{
+        g_autofree char *provider = g_settings_get_string (self->settings, "provider");
+        g_autofree char *model = g_settings_get_string (self->settings, "model");
+        g_autofree char *base_url = g_settings_get_string (self->settings, "base-url");
+
+        if (!result->agent_client || !result->vm_dir)
+                return;
+        corral_agent_source_new_async (
+                g_str_equal (provider, "openai") ? CORRAL_LLM_PROVIDER_OPENAI
+                                                 : CORRAL_LLM_PROVIDER_ANTHROPIC,
+                model, base_url, CORRAL_AGENT_CLIENT (result->agent_client), result->vm_name,
+                result->vm_dir, NULL, on_assistant_ready, g_object_ref (self));
+}
+
+static void
+on_started (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralWindow) self = user_data;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralLaunchResult) result =
+                corral_launcher_start_finish (CORRAL_LAUNCHER (source), res, &error);
+
+        if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                return;
+        g_clear_object (&self->cancellable);
+        if (!result) {
+                corral_starting_page_show_error (CORRAL_STARTING_PAGE (self->starting), error);
+                return;
+        }
+        corral_session_view_set_workspace (CORRAL_SESSION_VIEW (self->session), result->vm_name,
+                                           result->vm_dir);
+        show_page (self, "session");
+        connect_assistant (self, result);
+}
+
+static void
+start_task (CorralWindow *self)
+{
+        g_cancellable_cancel (self->cancellable);
+        g_clear_object (&self->cancellable);
+        self->cancellable = g_cancellable_new ();
+        corral_starting_page_reset (CORRAL_STARTING_PAGE (self->starting));
+        show_page (self, "starting");
+        corral_launcher_start_async (self->launcher, self->config, on_progress, self->starting,
+                                     self->cancellable, on_started, g_object_ref (self));
+}
+
+static void
+on_first_run_start (CorralWindow *self)
+{
+        CorralFirstRun *fr = CORRAL_FIRST_RUN (self->first_run);
+        g_autofree char *preset = g_settings_get_string (self->settings, "network-preset");
+        CorralTaskConfig config = {
+                .folder = (char *) corral_first_run_get_folder (fr),
+                .mode = corral_first_run_get_mode (fr),
+                .image = g_settings_get_string (self->settings, "image"),
+                .memory_mib = g_settings_get_uint (self->settings, "memory-mib"),
+                .vcpus = g_settings_get_uint (self->settings, "vcpus"),
+                .network_preset = preset,
+                .network_allow = g_settings_get_strv (self->settings, "network-allow"),
+        };
+
+        corral_task_config_free (self->config);
+        self->config = corral_task_config_copy (&config);
+        g_free (config.image);
+        g_strfreev (config.network_allow);
+        start_task (self);
+}
+
+static void
+on_back (CorralWindow *self)
+{
+        g_cancellable_cancel (self->cancellable);
+        corral_first_run_show_step (CORRAL_FIRST_RUN (self->first_run), "folder");
+        show_page (self, "first-run");
+}
+
+void
+corral_window_new_task (CorralWindow *self)
+{
+        g_return_if_fail (CORRAL_IS_WINDOW (self));
+        /* The running task's workspace keeps running; it is listed under Earlier Tasks. */
+        corral_first_run_show_step (CORRAL_FIRST_RUN (self->first_run), "folder");
+        show_page (self, "first-run");
+}
+
+/* Closing -------------------------------------------------------------------------------------- */
+
+static void
+on_suspended (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralWindow) self = user_data;
+        g_autoptr (GError) error = NULL;
+
+        if (!corral_launcher_suspend_finish (CORRAL_LAUNCHER (source), res, &error))
+                g_warning ("Could not pause the workspace: %s", error->message);
+        gtk_window_destroy (GTK_WINDOW (self));
+}
+
+static void
+on_close_response (AdwMessageDialog *dialog, const char *response, CorralWindow *self)
+{
+        CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
+
+        self->close_dialog = NULL;
+        if (!g_str_equal (response, "pause"))
+                return;
+        self->closing_confirmed = TRUE;
+        corral_chat_view_stop (corral_session_view_get_chat (session));
+        corral_launcher_suspend_async (self->launcher, corral_session_view_get_vm_name (session),
+                                       NULL, on_suspended, g_object_ref (self));
+}
+
+static gboolean
+corral_window_close_request (GtkWindow *window)
+{
+        CorralWindow *self = CORRAL_WINDOW (window);
+        CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
+        GtkWidget *d;
+
+        g_settings_set_int (self->settings, "window-width",
+                            gtk_widget_get_width (GTK_WIDGET (self)));
+        g_settings_set_int (self->settings, "window-height",
+                            gtk_widget_get_height (GTK_WIDGET (self)));
+        g_settings_set_boolean (self->settings, "window-maximized",
+                                gtk_window_is_maximized (window));
+        g_cancellable_cancel (self->cancellable);
+        if (self->closing_confirmed || !corral_session_view_get_vm_name (session))
+                return GTK_WINDOW_CLASS (corral_window_parent_class)->close_request (window);
+        if (self->close_dialog)
+                return TRUE;
+        d = adw_message_dialog_new (window, _ ("Pause This Task?"),
+                                    _ ("Corral pauses the workspace so the task can continue "
+                                       "later. Nothing is lost."));
+        adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (d), "cancel", _ ("_Cancel"), "pause",
+                                          _ ("_Pause and Close"), NULL);
+        adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (d), "pause",
+                                                    ADW_RESPONSE_SUGGESTED);
+        adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (d), "pause");
+        adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (d), "cancel");
+        g_signal_connect (d, "response", G_CALLBACK (on_close_response), self);
+        self->close_dialog = d;
+        gtk_window_present (GTK_WINDOW (d));
+        return TRUE;
+}
+
+GtkWidget *
+corral_window_get_close_dialog (CorralWindow *self)
+{
+        return self->close_dialog;
+}
+
+/* Sessions ------------------------------------------------------------------------------------- */
+
+static void
+on_sessions_listed (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GtkWidget *group = user_data;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) list =
+                corral_launcher_list_finish (CORRAL_LAUNCHER (source), res, &error);
+
+        for (guint i = 0; list && i < list->len; i++) {
+                CorralSessionInfo *info = list->pdata[i];
+                GtkWidget *row = adw_action_row_new ();
+                g_autofree char *name = g_markup_escape_text (info->vm_name, -1);
+                g_autofree char *state = g_markup_escape_text (info->state, -1);
+
+                adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), name);
+                adw_action_row_set_subtitle (ADW_ACTION_ROW (row), state);
+                adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+        }
+        if (error || !list || list->len == 0) {
+                GtkWidget *row = adw_action_row_new ();
+                g_autofree char *msg = error ? g_markup_escape_text (error->message, -1) : NULL;
+
+                adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row),
+                                               error ? _ ("The list is not available")
+                                                     : _ ("No earlier tasks"));
+                if (msg)
+                        adw_action_row_set_subtitle (ADW_ACTION_ROW (row), msg);
+                adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+        }
+        g_object_unref (group);
+}
+
+void
+corral_window_show_sessions (CorralWindow *self)
+{
+        GtkWidget *win = adw_preferences_window_new ();
+        GtkWidget *page = adw_preferences_page_new ();
+        GtkWidget *group = adw_preferences_group_new ();
+
+        gtk_window_set_title (GTK_WINDOW (win), _ ("Earlier Tasks"));
+        gtk_window_set_transient_for (GTK_WINDOW (win), GTK_WINDOW (self));
+        gtk_window_set_modal (GTK_WINDOW (win), TRUE);
+        adw_preferences_window_set_search_enabled (ADW_PREFERENCES_WINDOW (win), FALSE);
+        adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), _ ("Workspaces"));
+        adw_preferences_group_set_description (
+                ADW_PREFERENCES_GROUP (group),
+                _ ("Each task has its own workspace; paused ones continue where they stopped."));
+        adw_preferences_page_add (ADW_PREFERENCES_PAGE (page), ADW_PREFERENCES_GROUP (group));
+        adw_preferences_window_add (ADW_PREFERENCES_WINDOW (win), ADW_PREFERENCES_PAGE (page));
+        corral_launcher_list_async (self->launcher, NULL, on_sessions_listed, g_object_ref (group));
+        gtk_window_present (GTK_WINDOW (win));
+}
+
+/* Actions -------------------------------------------------------------------------------------- */
+
+GtkWindow *
+corral_window_show_preferences (CorralWindow *self)
+{
+        CorralPreferences *prefs = corral_preferences_new (
+                GTK_WINDOW (self), self->settings,
+                corral_session_view_get_vm_dir (CORRAL_SESSION_VIEW (self->session)));
+
+        gtk_window_present (GTK_WINDOW (prefs));
+        return GTK_WINDOW (prefs);
+}
+
+static void
+toggle_panel (GtkWidget *widget, const char *action, GVariant *param)
+{
+        CorralSessionView *session = CORRAL_SESSION_VIEW (CORRAL_WINDOW (widget)->session);
+
+        corral_session_view_set_panel_visible (session,
+                                               !corral_session_view_get_panel_visible (session));
+}
+
+void
+corral_window_set_chat_source (CorralWindow *self, CorralChatSource *source)
+{
+        g_return_if_fail (CORRAL_IS_WINDOW (self));
+        corral_session_view_set_chat_source (CORRAL_SESSION_VIEW (self->session), source);
+}
+
+static GtkWidget *
+build_menu_button (void)
+{
+        g_autoptr (GMenu) menu = g_menu_new ();
+        g_autoptr (GMenu) section = g_menu_new ();
+        GtkWidget *button = gtk_menu_button_new ();
+
+        g_menu_append (section, _ ("_New Task"), "app.new-task");
+        g_menu_append (section, _ ("_Earlier Tasks"), "app.sessions");
+        g_menu_append_section (menu, NULL, G_MENU_MODEL (section));
+        g_clear_object (&section);
+        section = g_menu_new ();
+        g_menu_append (section, _ ("_Preferences"), "app.preferences");
+        g_menu_append (section, _ ("_Keyboard Shortcuts"), "win.show-help-overlay");
+        g_menu_append (section, _ ("_About Corral"), "app.about");
+        g_menu_append_section (menu, NULL, G_MENU_MODEL (section));
+        gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (button), "open-menu-symbolic");
+        gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (button), G_MENU_MODEL (menu));
+        gtk_menu_button_set_primary (GTK_MENU_BUTTON (button), TRUE);
+        corral_ui_set_accessible_label (button, _ ("Main menu"));
+        return button;
+}
+
+static void
+corral_window_dispose (GObject *object)
+{
+        CorralWindow *self = CORRAL_WINDOW (object);
+
+        g_cancellable_cancel (self->cancellable);
+        g_clear_object (&self->cancellable);
+        g_clear_object (&self->launcher);
+        g_clear_object (&self->settings);
+        g_clear_pointer (&self->config, corral_task_config_free);
+        G_OBJECT_CLASS (corral_window_parent_class)->dispose (object);
+}
+
+static void
+corral_window_class_init (CorralWindowClass *klass)
+{
+        GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+        G_OBJECT_CLASS (klass)->dispose = corral_window_dispose;
+        GTK_WINDOW_CLASS (klass)->close_request = corral_window_close_request;
+        gtk_widget_class_install_action (widget_class, "win.toggle-panel", NULL, toggle_panel);
+        gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F9, 0, "win.toggle-panel", NULL);
+}
+
+static void
+build_content (CorralWindow *self)
+{
+        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+        GtkWidget *header = adw_header_bar_new ();
+
+        self->title = adw_window_title_new (_ ("Corral"), NULL);
+        adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), self->title);
+        self->panel_button = gtk_toggle_button_new ();
+        gtk_button_set_icon_name (GTK_BUTTON (self->panel_button), "sidebar-show-right-symbolic");
+        corral_ui_set_accessible_label (self->panel_button, _ ("Show side panel"));
+        adw_header_bar_pack_end (ADW_HEADER_BAR (header), build_menu_button ());
+        adw_header_bar_pack_end (ADW_HEADER_BAR (header), self->panel_button);
+
+        self->first_run = corral_first_run_new (self->settings);
+        self->starting = corral_starting_page_new ();
+        self->session = corral_session_view_new ();
+        g_signal_connect_swapped (self->first_run, "start", G_CALLBACK (on_first_run_start), self);
+        g_signal_connect_swapped (self->starting, "retry", G_CALLBACK (start_task), self);
+        g_signal_connect_swapped (self->starting, "back", G_CALLBACK (on_back), self);
+
+        self->stack = gtk_stack_new ();
+        gtk_stack_set_transition_type (GTK_STACK (self->stack),
+                                       GTK_STACK_TRANSITION_TYPE_CROSSFADE);
+        gtk_widget_set_vexpand (self->stack, TRUE);
+        gtk_stack_add_named (GTK_STACK (self->stack), self->first_run, "first-run");
+        gtk_stack_add_named (GTK_STACK (self->stack), self->starting, "starting");
+        gtk_stack_add_named (GTK_STACK (self->stack), self->session, "session");
+        self->toasts = adw_toast_overlay_new ();
+        adw_toast_overlay_set_child (ADW_TOAST_OVERLAY (self->toasts), self->stack);
+        gtk_box_append (GTK_BOX (box), header);
+        gtk_box_append (GTK_BOX (box), self->toasts);
+        adw_application_window_set_content (ADW_APPLICATION_WINDOW (self), box);
+}
+
+/* CORRAL_BENCH_SHOWN=1 (tests/bench/bench-ui-startup.c): say on stdout when the first frame
+ * was painted, so start-to-window time is measured the same way as for its baseline. */
+static void
+on_after_paint (GdkFrameClock *clock, CorralWindow *self)
+{
+        g_signal_handlers_disconnect_by_func (clock, on_after_paint, self);
+        g_print ("shown\n");
+        fflush (stdout);
+}
+
+static void
+on_realize_bench (CorralWindow *self)
+{
+        g_signal_connect (gtk_widget_get_frame_clock (GTK_WIDGET (self)), "after-paint",
+                          G_CALLBACK (on_after_paint), self);
+}
+
+static void
+corral_window_init (CorralWindow *self)
+{
+        if (g_strcmp0 (g_getenv ("CORRAL_BENCH_SHOWN"), "1") == 0)
+                g_signal_connect (self, "realize", G_CALLBACK (on_realize_bench), NULL);
+}
+
+static void
+sync_panel_button (CorralWindow *self)
+{
+        CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
+
+        if (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->panel_button)) !=
+            corral_session_view_get_panel_visible (session))
+                corral_session_view_set_panel_visible (
+                        session,
+                        gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->panel_button)));
+}
+
+CorralWindow *
+corral_window_new (GtkApplication *app, CorralLauncher *launcher, GSettings *settings)
+{
+        CorralWindow *self;
+
+        g_return_val_if_fail (CORRAL_IS_LAUNCHER (launcher), NULL);
+        self = g_object_new (CORRAL_TYPE_WINDOW, "application", app, "title", _ ("Corral"), NULL);
+        self->launcher = g_object_ref (launcher);
+        self->settings = g_object_ref (settings);
+        build_content (self);
+        gtk_window_set_default_size (GTK_WINDOW (self),
+                                     g_settings_get_int (settings, "window-width"),
+                                     g_settings_get_int (settings, "window-height"));
+        if (g_settings_get_boolean (settings, "window-maximized"))
+                gtk_window_maximize (GTK_WINDOW (self));
+        g_signal_connect_swapped (self->panel_button, "toggled", G_CALLBACK (sync_panel_button),
+                                  self);
+        corral_first_run_show_step (
+                CORRAL_FIRST_RUN (self->first_run),
+                g_settings_get_boolean (settings, "first-run-done") ? "folder" : "welcome");
+        show_page (self, "first-run");
+        gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (self->panel_button), TRUE);
+        return self;
+}
+
+CorralFirstRun *
+corral_window_get_first_run (CorralWindow *self)
+{
+        return CORRAL_FIRST_RUN (self->first_run);
+}
+
+CorralStartingPage *
+corral_window_get_starting_page (CorralWindow *self)
+{
+        return CORRAL_STARTING_PAGE (self->starting);
+}
+
+CorralSessionView *
+corral_window_get_session_view (CorralWindow *self)
+{
+        return CORRAL_SESSION_VIEW (self->session);
+}
