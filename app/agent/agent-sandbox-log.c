@@ -156,6 +156,7 @@ explain_files (const cJSON *rec)
         g_autofree char *rule = field (rec, "rule");
         g_autofree char *message = field (rec, "message");
         g_autofree char *vm_path = g_strdup_printf ("/workspace/%s/%s", share, path);
+        const char *prefix = "Blocked by the sandbox: ";
         const char *hint;
 
         if (g_str_equal (rule, "no-delete"))
@@ -168,6 +169,10 @@ explain_files (const cJSON *rec)
                 hint = _ ("This path stays read-only in every mode; do not retry.");
         else
                 hint = _ ("Do not retry the same operation.");
+        /* The file server's message already starts the same way. */
+        if (g_str_has_prefix (message, prefix))
+                memmove (message, message + strlen (prefix),
+                         strlen (message) - strlen (prefix) + 1);
         return g_strdup_printf (_ ("Blocked by the sandbox: %s of %s was refused (rule “%s”). "
                                    "%s %s"),
                                 op, vm_path, rule, message, hint);

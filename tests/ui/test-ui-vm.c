@@ -1,0 +1,227 @@
+/* test-ui-vm.c — the real app, end to end: the window with the real launcher boots a minimal VM
+ * through libvirt, shares a folder "Can edit, but not delete", and the chat runs the real agent
+ * loop against the fake model provider (in-process, real Anthropic wire format): the model
+ * creates a file (it appears on the host), its rm is refused by the sandbox, it asks to delete,
+ * the approval dialog shows and nothing is deleted until the person allows it; then it asks for
+ * a network host and the network dialog shows.
+ *
+ * Suites vm and ui (it boots a VM; it needs a display, Xvfb when there is none).
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#define G_SETTINGS_ENABLE_BACKEND
+#include <gio/gsettingsbackend.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "corral-resources.h"
+#include "corral-vm-launcher.h"
+#include "corral-window.h"
+#include "egress-test.h"
+#include "fake-llm-server.h"
+#include "ui-test-util.h"
+
+#define STATE_DIR "/tmp/corral-ui-vm"
+
+static void
+push_tool (CorralFakeLlmServer *fake, const char *id, const char *tool, const char *input)
+{
+        corral_fake_llm_server_push (
+                fake, corral_fake_llm_anthropic_reply (NULL, id, tool, input, "tool_use"));
+}
+
+static gboolean
+page_is (gpointer data)
+{
+        void **args = data;
+        return g_strcmp0 (corral_window_get_page (args[0]), args[1]) == 0;
+}
+
+static gboolean
+has_source (gpointer data)
+{
+        return corral_chat_view_get_source (data) != NULL;
+}
+
+static gboolean
+has_dialog (gpointer data)
+{
+        return corral_chat_view_get_approval_dialog (data) != NULL;
+}
+
+static gboolean
+not_busy (gpointer data)
+{
+        return !corral_chat_view_get_busy (data);
+}
+
+static gboolean
+file_exists (gpointer data)
+{
+        return g_file_test (data, G_FILE_TEST_EXISTS);
+}
+
+static void
+answer (CorralChatView *chat, const char *response)
+{
+        AdwMessageDialog *d = ADW_MESSAGE_DIALOG (corral_chat_view_get_approval_dialog (chat));
+
+        adw_message_dialog_response (d, response);
+        gtk_window_destroy (GTK_WINDOW (d));
+        ui_test_spin (50);
+}
+
+/* Removes every VM this test's state folder holds (the launcher names them per task). */
+static void
+cleanup_vms (void)
+{
+        g_autofree char *ctl =
+                g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "app", "corralctl", NULL);
+        g_autofree char *cmd = g_strdup_printf (
+                "sh -c \"for vm in $('%s' vm ls 2>/dev/null | awk 'NR > 1 { print $1 }'); do "
+                "'%s' vm destroy $vm; '%s' vm rm $vm; done; pkill -f 'connect %s'; "
+                "rm -rf '%s'\"",
+                ctl, ctl, ctl, STATE_DIR, STATE_DIR);
+
+        g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
+}
+
+static void
+test_real_session (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralFakeLlmServer) fake = corral_fake_llm_server_new (0, &error);
+        g_autoptr (GSettingsBackend) backend = g_memory_settings_backend_new ();
+        g_autoptr (GSettings) settings = NULL;
+        g_autoptr (CorralVmLauncher) launcher = corral_vm_launcher_new ();
+        g_autofree char *url = NULL, *tmp = g_dir_make_tmp ("corral-ui-vm-XXXXXX", NULL);
+        g_autofree char *folder = g_build_filename (tmp, "Documents", NULL);
+        g_autofree char *old = g_build_filename (folder, "report-old.docx", NULL);
+        g_autofree char *hello = g_build_filename (folder, "hello.txt", NULL);
+        g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp);
+        g_autofree char *reply = NULL;
+        CorralWindow *window;
+        CorralFirstRun *fr;
+        CorralChatView *chat;
+        GtkWidget *dialog;
+        void *session_page[2];
+
+        g_assert_no_error (error);
+        url = corral_fake_llm_server_get_url (fake);
+        g_setenv ("ANTHROPIC_BASE_URL", url, TRUE);
+        g_setenv ("ANTHROPIC_API_KEY", "test-key", TRUE);
+        g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
+        g_assert_true (g_file_set_contents (old, "old", -1, NULL));
+        /* The model's script: create, rm (refused), ask to delete, ask for a host, done. */
+        push_tool (fake, "t1", "create",
+                   "{\"path\": \"/workspace/Documents/hello.txt\", \"file_text\": \"hi\\n\"}");
+        push_tool (fake, "t2", "shell",
+                   "{\"command\": \"rm /workspace/Documents/report-old.docx\"}");
+        push_tool (fake, "t3", "request_approval",
+                   "{\"action\": \"delete\", \"path\": \"/workspace/Documents/report-old.docx\", "
+                   "\"reason\": \"it is an older copy\"}");
+        push_tool (fake, "t4", "request_approval",
+                   "{\"action\": \"network\", \"host\": \"pypi.org\", \"reason\": \"to install "
+                   "a package\"}");
+        corral_fake_llm_server_push (
+                fake, corral_fake_llm_anthropic_reply ("Done.", NULL, NULL, NULL, "end_turn"));
+
+        settings = g_settings_new_with_backend ("org.corral.Corral", backend);
+        g_settings_set_string (settings, "image", "minimal");
+        g_settings_set_uint (settings, "memory-mib", 512);
+        window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
+        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
+        gtk_window_present (GTK_WINDOW (window));
+        ui_test_spin (300);
+
+        fr = corral_window_get_first_run (window);
+        corral_first_run_show_step (fr, "folder");
+        corral_first_run_set_folder (fr, folder);
+        corral_first_run_set_mode (fr, FS_MODE_RW_NODELETE);
+        g_signal_emit_by_name (
+                ui_test_find (GTK_WIDGET (window), GTK_ACCESSIBLE_ROLE_BUTTON, "Start"), "clicked");
+        session_page[0] = window;
+        session_page[1] = (void *) "session";
+        if (!ui_test_wait (page_is, session_page, 600 * 1000))
+                g_error ("the workspace did not start (page %s)", corral_window_get_page (window));
+        chat = corral_session_view_get_chat (corral_window_get_session_view (window));
+        g_assert_true (ui_test_wait (has_source, chat, 60 * 1000));
+        ui_test_spin (300);
+        ui_test_screenshot (GTK_WIDGET (window), "30-vm-session");
+
+        corral_chat_view_send (chat, "Tidy up this folder");
+        g_assert_true (ui_test_wait (has_dialog, chat, 120 * 1000));
+        /* The created file reached the host; the refused rm deleted nothing, nor does the
+         * question while it is open. */
+        g_assert_true (ui_test_wait (file_exists, hello, 10 * 1000));
+        g_assert_true (g_file_test (old, G_FILE_TEST_EXISTS));
+        dialog = corral_chat_view_get_approval_dialog (chat);
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_BUTTON, "Allow Once"));
+        ui_test_spin (1000);
+        g_assert_true (g_file_test (old, G_FILE_TEST_EXISTS));
+        ui_test_screenshot (GTK_WIDGET (window), "31-vm-approval");
+        answer (chat, "allow");
+
+        g_assert_true (ui_test_wait (has_dialog, chat, 120 * 1000));
+        g_assert_false (g_file_test (old, G_FILE_TEST_EXISTS));
+        dialog = corral_chat_view_get_approval_dialog (chat);
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "Allow pypi.org?"));
+        answer (chat, "deny");
+        g_assert_true (ui_test_wait (not_busy, chat, 120 * 1000));
+        g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 4);
+        reply = g_strdup (corral_chat_view_get_last_reply (chat));
+        g_assert_cmpstr (g_strstrip (reply), ==, "Done.");
+        ui_test_screenshot (GTK_WIDGET (window), "32-vm-done");
+
+        gtk_window_destroy (GTK_WINDOW (window));
+        ui_test_spin (100);
+        g_assert_cmpint (system (cmd), ==, 0);
+}
+
+static gboolean
+ignore_no_wm_warnings (const char *domain, GLogLevelFlags level, const char *message, gpointer data)
+{
+        return !(g_strcmp0 (domain, "Gtk") == 0 && strstr (message, "did not receive a focus-out"));
+}
+
+int
+main (int argc, char **argv)
+{
+        int r;
+
+        if (g_getenv ("CORRAL_VALGRIND")) {
+                g_print ("1..0 # SKIP a VM and GTK under valgrind take too long\n");
+                return 0;
+        }
+        if (!g_find_program_in_path ("qemu-system-x86_64")) {
+                if (g_strcmp0 (g_getenv ("CORRAL_REQUIRE_VM"), "1") == 0) {
+                        g_printerr ("VMs are required here, and QEMU is missing\n");
+                        return 1;
+                }
+                g_print ("1..0 # SKIP qemu-system-x86_64 is not installed\n");
+                return 0;
+        }
+        /* The app's own keychain and VM state, never the person's. */
+        if (!egress_test_keyring_dir ())
+                return egress_test_keyring_reexec (argv);
+        g_setenv ("XDG_STATE_HOME", STATE_DIR, TRUE);
+        if ((r = ui_test_setup_display ()) != 0)
+                return r == 77 ? 0 : r;
+        gtk_test_init (&argc, &argv, NULL);
+        g_test_log_set_fatal_handler (ignore_no_wm_warnings, NULL);
+        adw_init ();
+        g_assert_nonnull (corral_get_resource ());
+        {
+                g_autoptr (GtkCssProvider) css = gtk_css_provider_new ();
+                gtk_css_provider_load_from_resource (css, "/org/corral/Corral/style.css");
+                gtk_style_context_add_provider_for_display (
+                        gdk_display_get_default (), GTK_STYLE_PROVIDER (css),
+                        GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+        }
+        cleanup_vms ();
+        g_test_add_func ("/ui-vm/real-session", test_real_session);
+        r = g_test_run ();
+        cleanup_vms ();
+        ui_test_teardown_display ();
+        return r;
+}
