@@ -193,7 +193,6 @@ test_approved_delete (Fixture *f, gconstpointer data)
         g_autofree char *cmd = NULL, *text = NULL, *kept = NULL;
         g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
         g_autoptr (GSubprocess) fsd = NULL;
-        g_autoptr (GDir) dir = NULL;
         g_autofree char *share_arg = g_strdup_printf ("notes:rw-nodelete:%s", f->folder);
         const char *bad[] = { "../outside.txt", "/etc/passwd", "a//b", "./old.txt", "", NULL };
         int sv[2];
