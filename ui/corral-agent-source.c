@@ -5,13 +5,20 @@
 #include "corral-agent-source.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
+#include "agent-store.h"
 #include "corral-secret-store.h"
+
+#define SESSION_FILE "ui-session"
+#define TITLE_MAX 80
 
 struct _CorralAgentSource {
         GObject parent_instance;
         CorralAgentSession *session;
         GCancellable *cancellable; /* the running task's, NULL when idle */
+        gboolean resumed; /* restore() replays the session's conversation */
+        char *restore_notice; /* (nullable) why the earlier conversation is not shown */
 };
 
 static void chat_source_init (CorralChatSourceInterface *iface);
@@ -163,6 +170,7 @@ corral_agent_source_dispose (GObject *object)
         if (self->session)
                 g_signal_handlers_disconnect_by_data (self->session, self);
         g_clear_object (&self->session);
+        g_clear_pointer (&self->restore_notice, g_free);
         G_OBJECT_CLASS (corral_agent_source_parent_class)->dispose (object);
 }
 
@@ -211,7 +219,9 @@ typedef struct {
         CorralAgentClient *client;
         char *vm_name;
         char *vm_dir;
+        gboolean resume;
         /* found on the worker thread */
+        char *session_id; /* resume: the id recorded in VM_DIR/ui-session, or NULL */
         char *key;
         GPtrArray *shares;
         GStrvBuilder *names;
@@ -225,10 +235,47 @@ making_free (Making *m)
         g_clear_object (&m->client);
         g_free (m->vm_name);
         g_free (m->vm_dir);
+        g_free (m->session_id);
         corral_llm_api_key_free (m->key);
         g_clear_pointer (&m->shares, g_ptr_array_unref);
         g_clear_pointer (&m->names, g_strv_builder_unref);
         g_free (m);
+}
+
+/* (transfer full) (nullable) the id in VM_DIR/ui-session when it is one */
+static char *
+read_session_id (const char *vm_dir)
+{
+        g_autofree char *path = g_build_filename (vm_dir, SESSION_FILE, NULL);
+        g_autofree char *text = NULL;
+        gsize len = 0;
+
+        if (!g_file_get_contents (path, &text, &len, NULL) || len > 256)
+                return NULL;
+        g_strstrip (text);
+        return corral_agent_store_id_is_valid (text) ? g_steal_pointer (&text) : NULL;
+}
+
+static void
+on_session_recorded (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GError) error = NULL;
+
+        /* Only reopening this task later depends on it; the task itself goes on. */
+        if (!g_file_replace_contents_finish (G_FILE (source), res, NULL, &error))
+                g_message ("Could not record the task's session: %s", error->message);
+}
+
+/* VM_DIR/ui-session: which agent session belongs to the workspace, replaced atomically. */
+static void
+record_session_id (const char *vm_dir, const char *id)
+{
+        g_autofree char *path = g_build_filename (vm_dir, SESSION_FILE, NULL);
+        g_autoptr (GFile) file = g_file_new_for_path (path);
+        g_autoptr (GBytes) line = g_bytes_new_take (g_strconcat (id, "\n", NULL), strlen (id) + 1);
+
+        g_file_replace_contents_bytes_async (file, line, NULL, FALSE, G_FILE_CREATE_PRIVATE, NULL,
+                                             on_session_recorded, NULL);
 }
 
 /* Worker thread: the keychain and the file server can take a moment. */
@@ -249,6 +296,8 @@ look_up (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
                 g_free (m->base_url);
                 m->base_url = g_steal_pointer (&env_base);
         }
+        if (m->resume)
+                m->session_id = read_session_id (m->vm_dir);
         /* Best effort: without them the model only knows less about its sandbox. */
         m->shares = corral_shares_list (m->vm_dir, NULL);
         secrets = corral_secret_store_list_sync (cancellable, NULL);
@@ -262,6 +311,35 @@ look_up (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
         g_task_return_boolean (task, TRUE);
 }
 
+static void
+make_async (gboolean resume,
+            CorralLlmProviderKind kind,
+            const char *model,
+            const char *base_url,
+            CorralAgentClient *client,
+            const char *vm_name,
+            const char *vm_dir,
+            GCancellable *cancellable,
+            GAsyncReadyCallback callback,
+            gpointer user_data)
+{
+        g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+        Making *m = g_new0 (Making, 1);
+
+        m->resume = resume;
+        m->kind = kind;
+        m->model = model && *model                         ? g_strdup (model)
+                   : kind == CORRAL_LLM_PROVIDER_ANTHROPIC ? g_strdup ("claude-sonnet-4-5")
+                                                           : g_strdup ("gpt-4.1");
+        m->base_url = base_url && *base_url ? g_strdup (base_url) : NULL;
+        m->client = g_object_ref (client);
+        m->vm_name = g_strdup (vm_name);
+        m->vm_dir = g_strdup (vm_dir);
+        g_task_set_source_tag (task, make_async);
+        g_task_set_task_data (task, m, (GDestroyNotify) making_free);
+        g_task_run_in_thread (task, look_up);
+}
+
 void
 corral_agent_source_new_async (CorralLlmProviderKind kind,
                                const char *model,
@@ -273,23 +351,27 @@ corral_agent_source_new_async (CorralLlmProviderKind kind,
                                GAsyncReadyCallback callback,
                                gpointer user_data)
 {
-        g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
-        Making *m = g_new0 (Making, 1);
-
         g_return_if_fail (CORRAL_IS_AGENT_CLIENT (client));
         g_return_if_fail (vm_dir != NULL);
+        make_async (FALSE, kind, model, base_url, client, vm_name, vm_dir, cancellable, callback,
+                    user_data);
+}
 
-        m->kind = kind;
-        m->model = model && *model                         ? g_strdup (model)
-                   : kind == CORRAL_LLM_PROVIDER_ANTHROPIC ? g_strdup ("claude-sonnet-4-5")
-                                                           : g_strdup ("gpt-4.1");
-        m->base_url = base_url && *base_url ? g_strdup (base_url) : NULL;
-        m->client = g_object_ref (client);
-        m->vm_name = g_strdup (vm_name);
-        m->vm_dir = g_strdup (vm_dir);
-        g_task_set_source_tag (task, corral_agent_source_new_async);
-        g_task_set_task_data (task, m, (GDestroyNotify) making_free);
-        g_task_run_in_thread (task, look_up);
+void
+corral_agent_source_resume_async (CorralLlmProviderKind kind,
+                                  const char *model,
+                                  const char *base_url,
+                                  CorralAgentClient *client,
+                                  const char *vm_name,
+                                  const char *vm_dir,
+                                  GCancellable *cancellable,
+                                  GAsyncReadyCallback callback,
+                                  gpointer user_data)
+{
+        g_return_if_fail (CORRAL_IS_AGENT_CLIENT (client));
+        g_return_if_fail (vm_dir != NULL);
+        make_async (TRUE, kind, model, base_url, client, vm_name, vm_dir, cancellable, callback,
+                    user_data);
 }
 
 CorralAgentSource *
@@ -298,7 +380,9 @@ corral_agent_source_new_finish (GAsyncResult *result, GError **error)
         Making *m = g_task_get_task_data (G_TASK (result));
         g_autoptr (CorralLlmProvider) provider = NULL;
         g_autoptr (CorralAgentSession) session = NULL;
+        g_autoptr (GError) resume_error = NULL;
         g_auto (GStrv) names = NULL;
+        CorralAgentSource *self;
 
         g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
 
@@ -308,11 +392,137 @@ corral_agent_source_new_finish (GAsyncResult *result, GError **error)
         provider = corral_llm_provider_new (m->kind, m->base_url, m->key, error);
         if (!provider)
                 return NULL;
-        session = corral_agent_session_new (provider, m->client, m->model);
+        if (m->resume && m->session_id)
+                /* On this thread too: the session keeps the provider. Transcripts are bounded
+                 * (agent-store.h). */
+                session = corral_agent_session_resume (m->session_id, provider, m->client, m->model,
+                                                       &resume_error);
+        if (!session) {
+                session = corral_agent_session_new (provider, m->client, m->model);
+                record_session_id (m->vm_dir, corral_agent_session_get_id (session));
+        }
         corral_agent_session_set_vm (session, m->vm_name, m->vm_dir);
         if (m->shares)
                 corral_agent_session_set_shares (session, m->shares);
         names = g_strv_builder_end (m->names);
         corral_agent_session_set_credential_names (session, (const char *const *) names);
-        return corral_agent_source_new (session);
+        self = corral_agent_source_new (session);
+        self->resumed = m->resume;
+        if (m->resume && resume_error)
+                self->restore_notice = g_strdup_printf (
+                        /* Translators: %s says why, e.g. a file could not be read */
+                        _ ("The earlier conversation could not be restored (%s). The assistant "
+                           "starts afresh in the same workspace."),
+                        resume_error->message);
+        else if (m->resume && !m->session_id)
+                self->restore_notice = g_strdup (
+                        _ ("The earlier conversation could not be found. The assistant starts "
+                           "afresh in the same workspace."));
+        return self;
+}
+
+/* Restoring ------------------------------------------------------------------------------------ */
+
+void
+corral_agent_source_restore (CorralAgentSource *self, CorralChatView *view)
+{
+        g_return_if_fail (CORRAL_IS_AGENT_SOURCE (self));
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (view));
+
+        if (!self->resumed)
+                return;
+        if (self->restore_notice)
+                corral_chat_view_add_notice (view, self->restore_notice);
+        else
+                corral_agent_source_replay (corral_agent_session_get_conversation (self->session),
+                                            view);
+}
+
+/* (transfer full) one line for people, as the agent loop titles its cards */
+static char *
+replay_title (const CorralLlmBlock *use)
+{
+        static const char *const keys[] = { "command", "path", "host" };
+        g_autofree char *line = NULL;
+        g_autofree char *valid = NULL;
+        g_autofree char *cut = NULL;
+
+        for (gsize i = 0; i < G_N_ELEMENTS (keys) && !line; i++) {
+                const cJSON *item = cJSON_GetObjectItemCaseSensitive (use->input, keys[i]);
+                if (cJSON_IsString (item))
+                        line = g_strndup (item->valuestring, strcspn (item->valuestring, "\n"));
+        }
+        valid = g_utf8_make_valid (line ? line : use->name ? use->name : "", -1);
+        if (g_utf8_strlen (valid, -1) <= TITLE_MAX)
+                return g_steal_pointer (&valid);
+        cut = g_utf8_substring (valid, 0, TITLE_MAX);
+        return g_strdup_printf ("%s…", cut);
+}
+
+/* (transfer full) the finished card of a tool_use block and its result (nullable) */
+static CorralChatTool *
+replay_tool (const CorralLlmBlock *use, const CorralLlmBlock *result)
+{
+        g_autofree char *title = replay_title (use);
+        CorralChatTool *tool = corral_chat_tool_new (use->id, use->name, title);
+        const cJSON *command = cJSON_GetObjectItemCaseSensitive (use->input, "command");
+
+        if (g_strcmp0 (use->name, "shell") == 0 && cJSON_IsString (command))
+                tool->command = g_utf8_make_valid (command->valuestring, -1);
+        tool->finished = TRUE;
+        if (result) {
+                tool->output = g_utf8_make_valid (result->text ? result->text : "", -1);
+                tool->is_error = result->is_error;
+        } else {
+                tool->output = g_strdup (_ ("The task was interrupted before this finished."));
+                tool->is_error = TRUE;
+        }
+        return tool;
+}
+
+/* (transfer container) tool_use id -> its TOOL_RESULT block */
+static GHashTable *
+index_results (const CorralLlmConversation *conv)
+{
+        GHashTable *results = g_hash_table_new (g_str_hash, g_str_equal);
+
+        for (guint i = 0; i < conv->messages->len; i++) {
+                const CorralLlmMessage *msg = conv->messages->pdata[i];
+
+                for (guint j = 0; j < msg->blocks->len; j++) {
+                        const CorralLlmBlock *b = msg->blocks->pdata[j];
+                        if (b->type == CORRAL_LLM_BLOCK_TOOL_RESULT && b->id)
+                                g_hash_table_insert (results, b->id, (gpointer) b);
+                }
+        }
+        return results;
+}
+
+void
+corral_agent_source_replay (const CorralLlmConversation *conv, CorralChatView *view)
+{
+        g_autoptr (GHashTable) results = NULL;
+
+        g_return_if_fail (conv != NULL);
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (view));
+
+        results = index_results (conv);
+        for (guint i = 0; i < conv->messages->len; i++) {
+                const CorralLlmMessage *msg = conv->messages->pdata[i];
+
+                for (guint j = 0; j < msg->blocks->len; j++) {
+                        const CorralLlmBlock *b = msg->blocks->pdata[j];
+                        g_autoptr (CorralChatTool) tool = NULL;
+
+                        if (b->type == CORRAL_LLM_BLOCK_TEXT && b->text &&
+                            msg->role == CORRAL_LLM_ROLE_USER)
+                                corral_chat_view_add_restored_user_message (view, b->text);
+                        else if (b->type == CORRAL_LLM_BLOCK_TEXT && b->text)
+                                corral_chat_view_add_restored_reply (view, b->text);
+                        else if (b->type == CORRAL_LLM_BLOCK_TOOL_USE && b->id) {
+                                tool = replay_tool (b, g_hash_table_lookup (results, b->id));
+                                corral_chat_view_add_restored_tool (view, tool);
+                        }
+                }
+        }
 }

@@ -8,6 +8,7 @@
 
 #include "corral-agent-loop.h"
 #include "corral-chat-source.h"
+#include "corral-chat-view.h"
 
 G_BEGIN_DECLS
 
@@ -31,7 +32,28 @@ void corral_agent_source_new_async (CorralLlmProviderKind kind,
                                     GCancellable *cancellable,
                                     GAsyncReadyCallback callback,
                                     gpointer user_data);
-/* (transfer full) */
+/* Like corral_agent_source_new_async, for a reopened workspace: the session recorded in
+ * VM_DIR/ui-session is resumed from its transcript. When it cannot be (no record, transcript
+ * missing or unreadable), a new session starts in the same workspace and
+ * corral_agent_source_restore() says so in the chat. */
+void corral_agent_source_resume_async (CorralLlmProviderKind kind,
+                                       const char *model,
+                                       const char *base_url,
+                                       CorralAgentClient *client,
+                                       const char *vm_name,
+                                       const char *vm_dir,
+                                       GCancellable *cancellable,
+                                       GAsyncReadyCallback callback,
+                                       gpointer user_data);
+/* Finishes both. A new session's id is recorded in VM_DIR/ui-session (one line, replaced
+ * atomically) so the task can be reopened. (transfer full) */
 CorralAgentSource *corral_agent_source_new_finish (GAsyncResult *result, GError **error);
+
+/* Shows a resumed session's conversation in view (see corral_agent_source_replay), or the
+ * notice that it could not be restored. Nothing for a new session. */
+void corral_agent_source_restore (CorralAgentSource *self, CorralChatView *view);
+/* Shows conv in view: the person's messages, the assistant's text, and one finished card per
+ * tool call with its result (a call without one, from an interrupted task, says so). */
+void corral_agent_source_replay (const CorralLlmConversation *conv, CorralChatView *view);
 
 G_END_DECLS

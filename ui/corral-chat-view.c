@@ -287,6 +287,70 @@ add_user_message (CorralChatView *self, const char *text)
         append_row (self, label);
 }
 
+/* Restoring -------------------------------------------------------------------------------------- */
+
+void
+corral_chat_view_clear (CorralChatView *self)
+{
+        GtkWidget *child;
+
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (self));
+        end_reply (self);
+        g_string_truncate (self->reply, 0);
+        g_hash_table_remove_all (self->cards);
+        self->n_cards = 0;
+        while ((child = gtk_widget_get_first_child (self->transcript)))
+                gtk_box_remove (GTK_BOX (self->transcript), child);
+        gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack),
+                                          self->source ? "empty" : "disconnected");
+}
+
+void
+corral_chat_view_add_restored_user_message (CorralChatView *self, const char *text)
+{
+        g_autofree char *copy = NULL;
+
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (self));
+        g_return_if_fail (text != NULL);
+        copy = g_strstrip (g_strdup (text));
+        if (*copy)
+                add_user_message (self, copy);
+}
+
+void
+corral_chat_view_add_restored_reply (CorralChatView *self, const char *text)
+{
+        g_autofree char *shown = NULL;
+        GtkWidget *label;
+
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (self));
+        g_return_if_fail (text != NULL);
+        /* As on_text_delta shows a reply: without the model's leading blank lines. */
+        shown = g_strstrip (g_strdup (text));
+        if (!*shown)
+                return;
+        label = corral_ui_plain_label (shown, TRUE);
+        gtk_widget_add_css_class (label, "chat-assistant");
+        end_reply (self);
+        append_row (self, label);
+}
+
+void
+corral_chat_view_add_restored_tool (CorralChatView *self, CorralChatTool *tool)
+{
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (self));
+        g_return_if_fail (tool != NULL && tool->id != NULL);
+        on_tool_started (NULL, tool, self);
+}
+
+void
+corral_chat_view_add_notice (CorralChatView *self, const char *text)
+{
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (self));
+        g_return_if_fail (text != NULL);
+        add_notice (self, text, FALSE);
+}
+
 void
 corral_chat_view_send (CorralChatView *self, const char *text)
 {

@@ -28,6 +28,16 @@ void corral_chat_view_send (CorralChatView *self, const char *text);
 /* The stop button's action. */
 void corral_chat_view_stop (CorralChatView *self);
 
+/* An earlier conversation, shown again when a task is reopened (no source signals involved). */
+/* Empties the transcript (another task's conversation). */
+void corral_chat_view_clear (CorralChatView *self);
+void corral_chat_view_add_restored_user_message (CorralChatView *self, const char *text);
+void corral_chat_view_add_restored_reply (CorralChatView *self, const char *text);
+/* tool: shown as a finished card. */
+void corral_chat_view_add_restored_tool (CorralChatView *self, CorralChatTool *tool);
+/* A remark in the transcript, as a source's ::notice shows it. */
+void corral_chat_view_add_notice (CorralChatView *self, const char *text);
+
 /* The approval dialog on screen (an AdwMessageDialog), or NULL. (transfer none) */
 GtkWidget *corral_chat_view_get_approval_dialog (CorralChatView *self);
 /* The text the assistant has streamed in its current (last) reply. (transfer none) */

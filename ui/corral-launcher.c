@@ -125,6 +125,28 @@ corral_launcher_list_finish (CorralLauncher *self, GAsyncResult *result, GError 
 }
 
 void
+corral_launcher_resume_async (CorralLauncher *self,
+                              const char *vm_name,
+                              CorralLaunchProgressFunc progress,
+                              gpointer progress_data,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data)
+{
+        g_return_if_fail (CORRAL_IS_LAUNCHER (self));
+        g_return_if_fail (vm_name != NULL);
+        CORRAL_LAUNCHER_GET_IFACE (self)->resume_async (self, vm_name, progress, progress_data,
+                                                        cancellable, callback, user_data);
+}
+
+CorralLaunchResult *
+corral_launcher_resume_finish (CorralLauncher *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (CORRAL_IS_LAUNCHER (self), NULL);
+        return CORRAL_LAUNCHER_GET_IFACE (self)->resume_finish (self, result, error);
+}
+
+void
 corral_launch_error_explain (const GError *error, char **ret_title, char **ret_hint)
 {
         const char *title = _ ("The Workspace Could Not Start");
@@ -140,6 +162,9 @@ corral_launch_error_explain (const GError *error, char **ret_title, char **ret_h
         } else if (g_error_matches (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_TAMPERED)) {
                 title = _ ("The Workspace Image Was Changed");
                 hint = _ ("Remove it in Preferences → Workspace; Corral builds a fresh one.");
+        } else if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM)) {
+                title = _ ("This Task’s Workspace Is Gone");
+                hint = _ ("Its workspace was removed; start a new task with the same folder.");
         } else if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_TIMEOUT)) {
                 title = _ ("The Workspace Did Not Answer");
                 hint = _ ("Without hardware virtualisation (KVM) starting is slow; try again.");

@@ -93,6 +93,20 @@ struct _CorralLauncherInterface {
                             GAsyncReadyCallback callback,
                             gpointer user_data);
         GPtrArray *(*list_finish) (CorralLauncher *self, GAsyncResult *result, GError **error);
+        /* Reopens an earlier task's workspace: resumes a paused VM, starts a shut-off one,
+         * makes sure its file server and network daemon run and connects its agent. The
+         * folder, mode and network policy are the ones kept in the VM folder. A VM that no
+         * longer exists fails with CORRAL_VM_ERROR_NO_SUCH_VM. */
+        void (*resume_async) (CorralLauncher *self,
+                              const char *vm_name,
+                              CorralLaunchProgressFunc progress,
+                              gpointer progress_data,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data);
+        CorralLaunchResult *(*resume_finish) (CorralLauncher *self,
+                                              GAsyncResult *result,
+                                              GError **error);
 };
 
 void corral_launcher_start_async (CorralLauncher *self,
@@ -116,6 +130,16 @@ void corral_launcher_list_async (CorralLauncher *self,
                                  GAsyncReadyCallback callback,
                                  gpointer user_data);
 GPtrArray *corral_launcher_list_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
+void corral_launcher_resume_async (CorralLauncher *self,
+                                   const char *vm_name,
+                                   CorralLaunchProgressFunc progress,
+                                   gpointer progress_data,
+                                   GCancellable *cancellable,
+                                   GAsyncReadyCallback callback,
+                                   gpointer user_data);
+/* (transfer full) */
+CorralLaunchResult *
+corral_launcher_resume_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
 
 /* The words for a failed start: a title, and one line that says what to do (what to install).
  * (transfer full) both. */

@@ -38,20 +38,6 @@ on_tool_finished (CorralChatSource *source, CorralChatTool *tool, CorralSessionV
 }
 
 static GtkWidget *
-build_terminal (CorralSessionView *self)
-{
-        GtkWidget *page = adw_status_page_new ();
-
-        adw_status_page_set_icon_name (ADW_STATUS_PAGE (page), "utilities-terminal-symbolic");
-        adw_status_page_set_title (ADW_STATUS_PAGE (page), _ ("Terminal Not Connected Yet"));
-        adw_status_page_set_description (ADW_STATUS_PAGE (page),
-                                         _ ("A terminal inside the workspace will appear here. "
-                                            "Until then, “corralctl shell” opens one."));
-        gtk_widget_add_css_class (page, "compact");
-        return page;
-}
-
-static GtkWidget *
 build_panel (CorralSessionView *self)
 {
         GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
@@ -64,7 +50,7 @@ build_panel (CorralSessionView *self)
         gtk_widget_set_vexpand (self->panel_stack, TRUE);
         self->shares = corral_shares_panel_new ();
         self->files = corral_files_panel_new ();
-        self->terminal = build_terminal (self);
+        self->terminal = corral_terminal_panel_new ();
         self->activity = corral_activity_panel_new ();
         page = adw_view_stack_add_titled (ADW_VIEW_STACK (self->panel_stack), self->shares,
                                           "folders", _ ("Folders"));
@@ -156,6 +142,13 @@ corral_session_view_set_workspace (CorralSessionView *self, const char *vm_name,
         corral_activity_panel_set_vm_dir (CORRAL_ACTIVITY_PANEL (self->activity), vm_dir);
 }
 
+void
+corral_session_view_set_agent_client (CorralSessionView *self, CorralAgentClient *client)
+{
+        g_return_if_fail (CORRAL_IS_SESSION_VIEW (self));
+        corral_terminal_panel_set_client (CORRAL_TERMINAL_PANEL (self->terminal), client);
+}
+
 const char *
 corral_session_view_get_vm_name (CorralSessionView *self)
 {
@@ -216,6 +209,12 @@ CorralFilesPanel *
 corral_session_view_get_files (CorralSessionView *self)
 {
         return CORRAL_FILES_PANEL (self->files);
+}
+
+CorralTerminalPanel *
+corral_session_view_get_terminal (CorralSessionView *self)
+{
+        return CORRAL_TERMINAL_PANEL (self->terminal);
 }
 
 CorralActivityPanel *

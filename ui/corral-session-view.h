@@ -11,6 +11,7 @@
 #include "corral-chat-view.h"
 #include "corral-files-panel.h"
 #include "corral-shares-panel.h"
+#include "corral-terminal-panel.h"
 
 G_BEGIN_DECLS
 
@@ -24,6 +25,9 @@ void corral_session_view_set_workspace (CorralSessionView *self,
                                         const char *vm_dir);
 const char *corral_session_view_get_vm_name (CorralSessionView *self);
 const char *corral_session_view_get_vm_dir (CorralSessionView *self);
+/* client: (nullable) the workspace's connected agent; the terminal panel opens a shell with it.
+ * NULL (no workspace, or none reachable) ends that shell. */
+void corral_session_view_set_agent_client (CorralSessionView *self, CorralAgentClient *client);
 /* source: (nullable) what drives the chat; also fills the changed-files panel. */
 void corral_session_view_set_chat_source (CorralSessionView *self, CorralChatSource *source);
 
@@ -35,6 +39,7 @@ void corral_session_view_show_panel (CorralSessionView *self, const char *name);
 CorralChatView *corral_session_view_get_chat (CorralSessionView *self);
 CorralSharesPanel *corral_session_view_get_shares (CorralSessionView *self);
 CorralFilesPanel *corral_session_view_get_files (CorralSessionView *self);
+CorralTerminalPanel *corral_session_view_get_terminal (CorralSessionView *self);
 CorralActivityPanel *corral_session_view_get_activity (CorralSessionView *self);
 
 G_END_DECLS

@@ -31,7 +31,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (CorralVmLauncher,
                                                       corral_vm_launcher_iface_init))
 
 typedef struct {
-        CorralTaskConfig *config;
+        CorralTaskConfig *config; /* NULL when reopening */
+        char *vm_name; /* reopening: the earlier task's VM */
         CorralLaunchProgressFunc progress;
         gpointer progress_data;
         CorralImage *image;
@@ -42,6 +43,7 @@ static void
 launch_free (Launch *l)
 {
         corral_task_config_free (l->config);
+        g_free (l->vm_name);
         corral_image_free (l->image);
         corral_launch_result_free (l->result);
         g_free (l);
@@ -386,6 +388,123 @@ vm_list_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
         return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* Reopening ----------------------------------------------------------------------------------- */
+
+/* Worker thread: the folder and the network policy are already in the VM folder; only the two
+ * per-VM daemons may have stopped with the app. */
+static gpointer
+ensure_daemons (gpointer data, GCancellable *cancellable, GError **error)
+{
+        Launch *l = data;
+
+        if (!corral_shares_ensure_server (l->result->vm_dir, error) ||
+            !corral_egress_vm_ensure (l->result->vm_dir, error))
+                return NULL;
+        return GINT_TO_POINTER (TRUE);
+}
+
+static void
+on_running (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Launch *l = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        if (res && !corral_vm_manager_op_finish (CORRAL_VM_MANAGER (source), res, &error) &&
+            fail_if (task, error))
+                return;
+        report (task, CORRAL_LAUNCH_STAGE_SHARE, -1.0, NULL);
+        corral_ui_run_in_thread (ensure_daemons, l, NULL, NULL, g_task_get_cancellable (task),
+                                 on_shared, task);
+}
+
+static void
+on_looked_up (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        CorralVmLauncher *self = g_task_get_source_object (task);
+        Launch *l = g_task_get_task_data (task);
+        GError *error = NULL;
+        g_autoptr (CorralVmInfo) info =
+                corral_vm_manager_lookup_finish (CORRAL_VM_MANAGER (source), res, &error);
+
+        if (fail_if (task, error))
+                return;
+        if (!info->vm_dir) {
+                g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
+                                         _ ("The workspace %s has no folder any more"), info->name);
+                g_object_unref (task);
+                return;
+        }
+        l->result = g_new0 (CorralLaunchResult, 1);
+        l->result->vm_name = g_strdup (info->name);
+        l->result->vm_dir = g_strdup (info->vm_dir);
+        l->result->accel = g_strdup (info->accel);
+        report (task, CORRAL_LAUNCH_STAGE_IMAGE, 1.0, NULL);
+        report (task, CORRAL_LAUNCH_STAGE_BOOT, -1.0, NULL);
+        switch (info->state) {
+        case CORRAL_VM_STATE_RUNNING:
+                on_running (NULL, NULL, task);
+                break;
+        case CORRAL_VM_STATE_PAUSED:
+                corral_vm_manager_op_async (self->manager, info->name, CORRAL_VM_OP_RESUME,
+                                            g_task_get_cancellable (task), on_running, task);
+                break;
+        default:
+                /* Off, saved (restored from its memory image) or crashed: booted again. */
+                corral_vm_manager_op_async (self->manager, info->name, CORRAL_VM_OP_START,
+                                            g_task_get_cancellable (task), on_running, task);
+                break;
+        }
+}
+
+static void
+on_opened_for_resume (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        CorralVmLauncher *self = g_task_get_source_object (task);
+        GError *error = NULL;
+
+        if (res) {
+                CorralVmManager *manager = corral_vm_manager_open_finish (res, &error);
+                if (fail_if (task, error))
+                        return;
+                g_set_object (&self->manager, manager);
+                g_object_unref (manager);
+        } else {
+                g_object_unref (self->manager);
+        }
+        corral_vm_manager_lookup_async (self->manager,
+                                        ((Launch *) g_task_get_task_data (task))->vm_name,
+                                        g_task_get_cancellable (task), on_looked_up, task);
+}
+
+static void
+vm_resume_async (CorralLauncher *launcher,
+                 const char *vm_name,
+                 CorralLaunchProgressFunc progress,
+                 gpointer progress_data,
+                 GCancellable *cancellable,
+                 GAsyncReadyCallback callback,
+                 gpointer user_data)
+{
+        GTask *task = g_task_new (launcher, cancellable, callback, user_data);
+        Launch *l = g_new0 (Launch, 1);
+
+        l->vm_name = g_strdup (vm_name);
+        l->progress = progress;
+        l->progress_data = progress_data;
+        g_task_set_task_data (task, l, (GDestroyNotify) launch_free);
+        report (task, CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL);
+        ensure_manager (task, on_opened_for_resume);
+}
+
+static CorralLaunchResult *
+vm_resume_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
+{
+        return g_task_propagate_pointer (G_TASK (result), error);
+}
+
 static void
 corral_vm_launcher_iface_init (CorralLauncherInterface *iface)
 {
@@ -395,6 +514,8 @@ corral_vm_launcher_iface_init (CorralLauncherInterface *iface)
         iface->suspend_finish = vm_suspend_finish;
         iface->list_async = vm_list_async;
         iface->list_finish = vm_list_finish;
+        iface->resume_async = vm_resume_async;
+        iface->resume_finish = vm_resume_finish;
 }
 
 static void

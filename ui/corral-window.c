@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "corral-preferences.h"
+#include "corral-shares.h"
 #include "corral-ui-util.h"
 
 struct _CorralWindow {
@@ -28,7 +29,9 @@ struct _CorralWindow {
         GtkWidget *starting;
         GtkWidget *session;
         GtkWidget *close_dialog;
+        GtkWidget *sessions; /* the Earlier Tasks window, or NULL */
         CorralTaskConfig *config; /* of the task being started or running */
+        char *reopen_vm; /* the earlier task being reopened or running again, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (CorralWindow, corral_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -75,6 +78,9 @@ on_assistant_ready (GObject *source, GAsyncResult *res, gpointer user_data)
                 return;
         }
         corral_window_set_chat_source (self, CORRAL_CHAT_SOURCE (agent));
+        /* A reopened task: its conversation so far, or why it is missing. */
+        corral_agent_source_restore (
+                agent, corral_session_view_get_chat (CORRAL_SESSION_VIEW (self->session)));
 }
 
 /* The agent loop for the workspace that just started (when the launcher connected its agent). */
@@ -87,7 +93,8 @@ connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
 
         if (!result->agent_client || !result->vm_dir)
                 return;
-        corral_agent_source_new_async (
+        /* Same arguments: a reopened task resumes the session recorded in its VM folder. */
+        (self->reopen_vm ? corral_agent_source_resume_async : corral_agent_source_new_async) (
                 g_str_equal (provider, "openai") ? CORRAL_LLM_PROVIDER_OPENAI
                                                  : CORRAL_LLM_PROVIDER_ANTHROPIC,
                 model, base_url, CORRAL_AGENT_CLIENT (result->agent_client), result->vm_name,
@@ -111,9 +118,15 @@ on_started (GObject *source, GAsyncResult *res, gpointer user_data)
         }
         corral_session_view_set_workspace (CORRAL_SESSION_VIEW (self->session), result->vm_name,
                                            result->vm_dir);
+        /* NULL too: the previous task's shell ends. */
+        corral_session_view_set_agent_client (
+                CORRAL_SESSION_VIEW (self->session),
+                result->agent_client ? CORRAL_AGENT_CLIENT (result->agent_client) : NULL);
         show_page (self, "session");
         connect_assistant (self, result);
 }
+
+static void on_reopened (GObject *source, GAsyncResult *res, gpointer user_data);
 
 static void
 start_task (CorralWindow *self)
@@ -123,8 +136,14 @@ start_task (CorralWindow *self)
         self->cancellable = g_cancellable_new ();
         corral_starting_page_reset (CORRAL_STARTING_PAGE (self->starting));
         show_page (self, "starting");
-        corral_launcher_start_async (self->launcher, self->config, on_progress, self->starting,
-                                     self->cancellable, on_started, g_object_ref (self));
+        if (self->reopen_vm)
+                corral_launcher_resume_async (self->launcher, self->reopen_vm, on_progress,
+                                              self->starting, self->cancellable, on_reopened,
+                                              g_object_ref (self));
+        else
+                corral_launcher_start_async (self->launcher, self->config, on_progress,
+                                             self->starting, self->cancellable, on_started,
+                                             g_object_ref (self));
 }
 
 static void
@@ -146,6 +165,7 @@ on_first_run_start (CorralWindow *self)
         self->config = corral_task_config_copy (&config);
         g_free (config.image);
         g_strfreev (config.network_allow);
+        g_clear_pointer (&self->reopen_vm, g_free);
         start_task (self);
 }
 
@@ -234,10 +254,91 @@ corral_window_get_close_dialog (CorralWindow *self)
 
 /* Sessions ------------------------------------------------------------------------------------- */
 
+static gpointer
+load_shares (gpointer vm_dir, GCancellable *cancellable, GError **error)
+{
+        return corral_shares_list (vm_dir, error);
+}
+
+/* The reopened task's folder and mode, as its VM folder keeps them (for the title). */
+static void
+on_reopened_shares (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralWindow) self = user_data;
+        g_autoptr (GPtrArray) shares = corral_ui_run_in_thread_finish (res, NULL);
+        CorralShare *share;
+
+        if (!shares || shares->len == 0 || !self->reopen_vm)
+                return;
+        share = shares->pdata[0];
+        corral_task_config_free (self->config);
+        self->config = g_new0 (CorralTaskConfig, 1);
+        self->config->folder = g_strdup (share->path);
+        self->config->mode = share->mode;
+        if (g_str_equal (corral_window_get_page (self), "session"))
+                show_page (self, "session");
+}
+
+static void
+on_reopened (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralWindow) self = user_data;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralLaunchResult) result =
+                corral_launcher_resume_finish (CORRAL_LAUNCHER (source), res, &error);
+        CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
+
+        if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                return;
+        g_clear_object (&self->cancellable);
+        if (!result) {
+                corral_starting_page_show_error (CORRAL_STARTING_PAGE (self->starting), error);
+                return;
+        }
+        /* Another task's conversation and assistant do not belong to this one. */
+        corral_window_set_chat_source (self, NULL);
+        corral_chat_view_clear (corral_session_view_get_chat (session));
+        corral_session_view_set_workspace (session, result->vm_name, result->vm_dir);
+        corral_session_view_set_agent_client (
+                session, result->agent_client ? CORRAL_AGENT_CLIENT (result->agent_client) : NULL);
+        g_clear_pointer (&self->config, corral_task_config_free);
+        show_page (self, "session");
+        if (result->vm_dir)
+                corral_ui_run_in_thread (load_shares, g_strdup (result->vm_dir), g_free,
+                                         (GDestroyNotify) g_ptr_array_unref, NULL,
+                                         on_reopened_shares, g_object_ref (self));
+        connect_assistant (self, result);
+}
+
+/* An earlier task chosen in the list: its workspace again, then its conversation. */
+static void
+reopen_task (CorralWindow *self, const char *vm_name)
+{
+        CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
+
+        if (self->sessions)
+                gtk_window_destroy (GTK_WINDOW (self->sessions));
+        if (g_strcmp0 (corral_session_view_get_vm_name (session), vm_name) == 0 &&
+            g_str_equal (corral_window_get_page (self), "session"))
+                return; /* already on screen */
+        g_free (self->reopen_vm);
+        self->reopen_vm = g_strdup (vm_name);
+        start_task (self);
+}
+
+static void
+on_session_activated (AdwActionRow *row, CorralWindow *self)
+{
+        g_autofree char *vm_name = g_strdup (g_object_get_data (G_OBJECT (row), "vm-name"));
+
+        reopen_task (self, vm_name);
+}
+
 static void
 on_sessions_listed (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         GtkWidget *group = user_data;
+        CorralWindow *self = g_object_get_data (G_OBJECT (group), "window");
         g_autoptr (GError) error = NULL;
         g_autoptr (GPtrArray) list =
                 corral_launcher_list_finish (CORRAL_LAUNCHER (source), res, &error);
@@ -250,6 +351,16 @@ on_sessions_listed (GObject *source, GAsyncResult *res, gpointer user_data)
 
                 adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), name);
                 adw_action_row_set_subtitle (ADW_ACTION_ROW (row), state);
+                if (self) {
+                        g_object_set_data_full (G_OBJECT (row), "vm-name", g_strdup (info->vm_name),
+                                                g_free);
+                        gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+                        adw_action_row_add_suffix (
+                                ADW_ACTION_ROW (row),
+                                gtk_image_new_from_icon_name ("go-next-symbolic"));
+                        g_signal_connect_object (row, "activated",
+                                                 G_CALLBACK (on_session_activated), self, 0);
+                }
                 adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
         }
         if (error || !list || list->len == 0) {
@@ -264,6 +375,19 @@ on_sessions_listed (GObject *source, GAsyncResult *res, gpointer user_data)
                 adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
         }
         g_object_unref (group);
+}
+
+static void
+forget_window (GObject *group)
+{
+        g_object_set_data (group, "window", NULL);
+}
+
+static void
+on_sessions_destroyed (CorralWindow *self, GtkWidget *win)
+{
+        if (self->sessions == win)
+                self->sessions = NULL;
 }
 
 void
@@ -283,6 +407,15 @@ corral_window_show_sessions (CorralWindow *self)
                 _ ("Each task has its own workspace; paused ones continue where they stopped."));
         adw_preferences_page_add (ADW_PREFERENCES_PAGE (page), ADW_PREFERENCES_GROUP (group));
         adw_preferences_window_add (ADW_PREFERENCES_WINDOW (win), ADW_PREFERENCES_PAGE (page));
+        /* Rows reopen their task while this window lives (the list may answer later). */
+        g_object_set_data (G_OBJECT (group), "window", self);
+        g_signal_connect_object (self, "destroy", G_CALLBACK (forget_window), group,
+                                 G_CONNECT_SWAPPED);
+        if (self->sessions)
+                gtk_window_destroy (GTK_WINDOW (self->sessions));
+        self->sessions = win;
+        g_signal_connect_object (win, "destroy", G_CALLBACK (on_sessions_destroyed), self,
+                                 G_CONNECT_SWAPPED);
         corral_launcher_list_async (self->launcher, NULL, on_sessions_listed, g_object_ref (group));
         gtk_window_present (GTK_WINDOW (win));
 }
@@ -349,6 +482,9 @@ corral_window_dispose (GObject *object)
         g_clear_object (&self->launcher);
         g_clear_object (&self->settings);
         g_clear_pointer (&self->config, corral_task_config_free);
+        g_clear_pointer (&self->reopen_vm, g_free);
+        if (self->sessions)
+                gtk_window_destroy (GTK_WINDOW (g_steal_pointer (&self->sessions)));
         G_OBJECT_CLASS (corral_window_parent_class)->dispose (object);
 }
 

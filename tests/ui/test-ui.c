@@ -12,12 +12,14 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "corral-agent-source.h"
 #include "corral-application.h"
 #include "corral-demo-source.h"
 #include "corral-resources.h"
 #include "corral-preferences.h"
 #include "corral-secret-store.h"
 #include "corral-shares.h"
+#include "corral-tool-card.h"
 #include "corral-vm-manager.h"
 #include "corral-window.h"
 #include "egress-policy.h"
@@ -37,6 +39,8 @@ struct _TestLauncher {
         char *vm_dir;
         gboolean fail;
         guint suspended;
+        char *resumed; /* the VM of the last resume call */
+        gboolean resuming; /* the task in progress is a resume */
 };
 
 static void test_launcher_iface_init (CorralLauncherInterface *iface);
@@ -102,9 +106,20 @@ tl_list_async (CorralLauncher *launcher,
                 g_ptr_array_new_with_free_func ((GDestroyNotify) corral_session_info_free);
         CorralSessionInfo *info = g_new0 (CorralSessionInfo, 1);
 
+        g_autofree char *shares =
+                g_build_filename (TEST_LAUNCHER (launcher)->vm_dir, "shares.json", NULL);
+
         info->vm_name = g_strdup ("task-20250101-090000");
         info->state = g_strdup ("Paused");
         g_ptr_array_add (list, info);
+        /* The task started earlier (in this or an earlier window), as libvirt keeps it. */
+        if (g_file_test (shares, G_FILE_TEST_EXISTS)) {
+                info = g_new0 (CorralSessionInfo, 1);
+                info->vm_name = g_strdup ("task-test");
+                info->state = g_strdup ("Paused");
+                info->vm_dir = g_strdup (TEST_LAUNCHER (launcher)->vm_dir);
+                g_ptr_array_add (list, info);
+        }
         g_task_return_pointer (task, list, (GDestroyNotify) g_ptr_array_unref);
 }
 
@@ -112,6 +127,27 @@ static GPtrArray *
 tl_list_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
 {
         return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+tl_resume_async (CorralLauncher *launcher,
+                 const char *vm_name,
+                 CorralLaunchProgressFunc progress,
+                 gpointer progress_data,
+                 GCancellable *cancellable,
+                 GAsyncReadyCallback callback,
+                 gpointer user_data)
+{
+        TestLauncher *self = TEST_LAUNCHER (launcher);
+
+        g_assert_null (self->task);
+        self->task = g_task_new (launcher, cancellable, callback, user_data);
+        self->progress = progress;
+        self->progress_data = progress_data;
+        self->resuming = TRUE;
+        g_free (self->resumed);
+        self->resumed = g_strdup (vm_name);
+        progress (CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL, progress_data);
 }
 
 static void
@@ -123,6 +159,8 @@ test_launcher_iface_init (CorralLauncherInterface *iface)
         iface->suspend_finish = tl_suspend_finish;
         iface->list_async = tl_list_async;
         iface->list_finish = tl_list_finish;
+        iface->resume_async = tl_resume_async;
+        iface->resume_finish = tl_start_finish;
 }
 
 static void
@@ -132,6 +170,7 @@ test_launcher_finalize (GObject *object)
 
         g_clear_object (&self->task);
         g_free (self->vm_dir);
+        g_free (self->resumed);
         G_OBJECT_CLASS (test_launcher_parent_class)->finalize (object);
 }
 
@@ -146,7 +185,8 @@ test_launcher_init (TestLauncher *self)
 {
 }
 
-/* Shares the folder in vm_dir (offline: shares.json) and finishes the start. */
+/* Shares the folder in vm_dir (offline: shares.json) and finishes the start; a resume finds
+ * it there already. */
 static void
 test_launcher_finish (TestLauncher *self)
 {
@@ -154,14 +194,17 @@ test_launcher_finish (TestLauncher *self)
         CorralTaskConfig *config = g_task_get_task_data (task);
         CorralLaunchResult *result;
         g_autoptr (GError) error = NULL;
+        gboolean resuming = self->resuming;
 
+        self->resuming = FALSE;
         if (self->fail) {
                 g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_UNREACHABLE,
                                          "Cannot open qemu:///session: libvirt is not installed");
                 return;
         }
-        g_assert_true (corral_shares_add (self->vm_dir, config->folder, config->mode, NULL, NULL,
-                                          NULL, &error));
+        if (!resuming)
+                g_assert_true (corral_shares_add (self->vm_dir, config->folder, config->mode, NULL,
+                                                  NULL, NULL, &error));
         g_assert_no_error (error);
         result = g_new0 (CorralLaunchResult, 1);
         result->vm_name = g_strdup ("task-test");
@@ -472,6 +515,216 @@ test_chat (Fixture *f, gconstpointer data)
         ui_test_screenshot (win, "12-terminal");
 }
 
+/* The terminal panel against a real corral-agent on a socketpair (no VM) ----------------------- */
+
+typedef struct {
+        GPid pid;
+        gboolean exited;
+        CorralAgentClient *client;
+} LocalAgent;
+
+static void
+local_agent_exited (GPid pid, int status, gpointer user_data)
+{
+        LocalAgent *agent = user_data;
+
+        g_spawn_close_pid (pid);
+        agent->exited = TRUE;
+}
+
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+static gboolean
+result_stored (gpointer data)
+{
+        return *(GAsyncResult **) data != NULL;
+}
+
+/* Runs as the current user, like the integration tests' agent. */
+static void
+local_agent_start (LocalAgent *agent)
+{
+        const char *path = g_getenv ("CORRAL_AGENT_PATH");
+        const char *args[] = { "--user", g_get_user_name (), NULL };
+        g_autoptr (GAsyncResult) result = NULL;
+        g_autoptr (GError) error = NULL;
+        int fd = -1;
+
+        g_assert_nonnull (path);
+        g_assert_true (
+                corral_agent_client_spawn_local_agent (path, args, &agent->pid, &fd, &error));
+        g_assert_no_error (error);
+        g_child_watch_add (agent->pid, local_agent_exited, agent);
+        agent->client = corral_agent_client_new ();
+        /* The UI renders between iterations (slowly under ASan): no heartbeat to miss. */
+        corral_agent_client_set_heartbeat (agent->client, 0, 0);
+        corral_agent_client_connect_fd_async (agent->client, fd, NULL, store_result, &result);
+        g_assert_true (ui_test_wait (result_stored, &result, 10000));
+        g_assert_true (corral_agent_client_connect_fd_finish (agent->client, result, &error));
+        g_assert_no_error (error);
+}
+
+static gboolean
+agent_exited (gpointer data)
+{
+        return ((LocalAgent *) data)->exited;
+}
+
+/* EOF ends the agent. */
+static void
+local_agent_stop (LocalAgent *agent)
+{
+        corral_agent_client_close (agent->client);
+        g_clear_object (&agent->client);
+        g_assert_true (ui_test_wait (agent_exited, agent, 10000));
+}
+
+static char *
+terminal_text (VteTerminal *term)
+{
+        return vte_terminal_get_text (term, NULL, NULL, NULL);
+}
+
+/* args: { VteTerminal *, const char *needle } */
+static gboolean
+terminal_shows (gpointer data)
+{
+        void **args = data;
+        g_autofree char *text = terminal_text (args[0]);
+
+        return text && strstr (text, args[1]);
+}
+
+static void
+wait_terminal_shows (VteTerminal *term, const char *needle)
+{
+        void *args[] = { term, (void *) needle };
+
+        if (!ui_test_wait (terminal_shows, args, 20000)) {
+                g_autofree char *text = terminal_text (term);
+                g_error ("the terminal never showed “%s”; it shows:\n%s", needle, text);
+        }
+}
+
+/* The shell is running and has printed something (its prompt). */
+static gboolean
+shell_ready (gpointer data)
+{
+        CorralTerminalPanel *panel = data;
+        g_autofree char *text = terminal_text (corral_terminal_panel_get_terminal (panel));
+
+        return corral_terminal_panel_get_running (panel) && text && *g_strstrip (text);
+}
+
+static gboolean
+shell_ended (gpointer data)
+{
+        return !corral_terminal_panel_get_running (data);
+}
+
+/* args: { VteTerminal *, glong *rows, glong *cols } (the size before) */
+static gboolean
+grid_changed (gpointer data)
+{
+        void **args = data;
+
+        return vte_terminal_get_row_count (args[0]) != *(glong *) args[1] ||
+               vte_terminal_get_column_count (args[0]) != *(glong *) args[2];
+}
+
+/* The PTY in the guest has the terminal's size. */
+static void
+check_pty_size (VteTerminal *term)
+{
+        g_autofree char *expect =
+                g_strdup_printf ("size:%ld %ld", vte_terminal_get_row_count (term),
+                                 vte_terminal_get_column_count (term));
+
+        vte_terminal_feed_child (term, "echo size:$(stty size)\r", -1);
+        wait_terminal_shows (term, expect);
+}
+
+static void
+test_terminal (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralDemoSource) demo = start_session (f);
+        CorralSessionView *session = corral_window_get_session_view (f->window);
+        CorralTerminalPanel *panel = corral_session_view_get_terminal (session);
+        VteTerminal *term = corral_terminal_panel_get_terminal (panel);
+        GtkWidget *win = GTK_WIDGET (f->window);
+        LocalAgent agent = { 0 };
+        AdwStyleManager *style = adw_style_manager_get_default ();
+        glong rows, cols;
+        void *grid_args[] = { term, &rows, &cols };
+        double light, dark;
+
+        g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
+        corral_session_view_show_panel (session, "terminal");
+        ui_test_spin (300);
+        g_assert_nonnull (
+                ui_test_find (win, GTK_ACCESSIBLE_ROLE_GROUP, "Terminal Not Connected Yet")
+                        ?: ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
+                                         "Terminal Not Connected Yet"));
+        local_agent_start (&agent);
+        corral_session_view_set_agent_client (session, agent.client);
+        g_assert_true (corral_terminal_panel_get_client (panel) == agent.client);
+        g_assert_true (ui_test_wait (shell_ready, panel, 20000));
+        g_assert_true (ui_test_find (win,
+                                     gtk_accessible_get_accessible_role (GTK_ACCESSIBLE (term)),
+                                     "Terminal in the workspace") == GTK_WIDGET (term));
+
+        /* Typed text reaches the shell; its output comes back (the command line itself does not
+         * contain the answer). */
+        vte_terminal_feed_child (term, "echo corral-$((6*7))\r", -1);
+        wait_terminal_shows (term, "corral-42");
+        check_pty_size (term);
+
+        /* A smaller font: more rows and columns, sent to the guest's PTY. */
+        rows = vte_terminal_get_row_count (term);
+        cols = vte_terminal_get_column_count (term);
+        vte_terminal_set_font_scale (term, 0.8);
+        g_assert_true (ui_test_wait (grid_changed, grid_args, 5000));
+        ui_test_spin (200);
+        vte_terminal_feed_child (term, "clear\r", -1);
+        check_pty_size (term);
+        g_assert_true (corral_terminal_panel_get_running (panel));
+        ui_test_spin (200);
+        vte_terminal_feed_child (term, "echo corral-$((6*7))\r", -1);
+        wait_terminal_shows (term, "corral-42");
+        ui_test_spin (300);
+        ui_test_assert_buttons_named (win);
+        light = ui_test_screenshot (GTK_WIDGET (term), "23-terminal-live");
+        ui_test_screenshot (win, "24-terminal-window");
+        /* The terminal takes the view colours of the dark style too. */
+        adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_DARK);
+        ui_test_spin (500);
+        dark = ui_test_screenshot (GTK_WIDGET (term), "25-terminal-dark");
+        g_assert_cmpfloat (dark, <, light - 80);
+        adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_DEFAULT);
+        ui_test_spin (200);
+
+        /* The shell ends: Restart starts a new one. */
+        vte_terminal_feed_child (term, "exit\r", -1);
+        g_assert_true (ui_test_wait (shell_ended, panel, 10000));
+        ui_test_spin (400);
+        click (win, "Restart");
+        g_assert_true (ui_test_wait (shell_ready, panel, 20000));
+
+        /* No workspace: the shell ends and the panel says so. */
+        corral_session_view_set_agent_client (session, NULL);
+        ui_test_spin (300);
+        g_assert_false (corral_terminal_panel_get_running (panel));
+        g_assert_nonnull (
+                ui_test_find (win, GTK_ACCESSIBLE_ROLE_GROUP, "Terminal Not Connected Yet")
+                        ?: ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
+                                         "Terminal Not Connected Yet"));
+        local_agent_stop (&agent);
+}
+
 static void
 test_stop (Fixture *f, gconstpointer data)
 {
@@ -695,6 +948,107 @@ test_close_pauses (Fixture *f, gconstpointer data)
         f->closed = TRUE;
 }
 
+static GtkWidget *
+find_sessions_window (CorralWindow *window)
+{
+        GListModel *toplevels = gtk_window_get_toplevels ();
+
+        for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++) {
+                g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+                if (ADW_IS_PREFERENCES_WINDOW (w) &&
+                    gtk_window_get_transient_for (w) == GTK_WINDOW (window))
+                        return GTK_WIDGET (w);
+        }
+        return NULL;
+}
+
+static gboolean
+row_listed (gpointer data)
+{
+        void **args = data;
+        GtkWidget *win = find_sessions_window (args[0]);
+
+        args[2] = win ? ui_test_find (win, GTK_ACCESSIBLE_ROLE_LIST_ITEM, args[1]) : NULL;
+        return args[2] != NULL;
+}
+
+/* An earlier conversation as the agent loop keeps it: a task, a reply with a tool call, its
+ * result, and the closing words. */
+static CorralLlmConversation *
+earlier_conversation (void)
+{
+        CorralLlmConversation *conv = corral_llm_conversation_new ("test-model", 1024);
+        g_autoptr (CorralLlmResponse) first = corral_llm_response_new ();
+        g_autoptr (CorralLlmResponse) last = corral_llm_response_new ();
+        cJSON *input = cJSON_CreateObject ();
+
+        cJSON_AddStringToObject (input, "command", "ls /workspace/Documents");
+        corral_llm_conversation_add_user_text (conv, "List the reports in this folder");
+        g_ptr_array_add (first->blocks, corral_llm_block_new_text ("\n\nLet me look."));
+        g_ptr_array_add (first->blocks, corral_llm_block_new_tool_use ("call-1", "shell", input));
+        first->stop_reason = CORRAL_LLM_STOP_TOOL_USE;
+        corral_llm_conversation_add_response (conv, first);
+        corral_llm_conversation_add_tool_result (conv, "call-1", "report-old.docx\n", FALSE);
+        g_ptr_array_add (last->blocks,
+                         corral_llm_block_new_text ("There is one report: report-old.docx."));
+        corral_llm_conversation_add_response (conv, last);
+        return conv;
+}
+
+static void
+test_reopen (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralDemoSource) demo = start_session (f);
+        g_autoptr (CorralLlmConversation) conv = earlier_conversation ();
+        void *row_args[] = { NULL, (void *) "task-test", NULL };
+        CorralChatView *chat;
+        GtkWidget *win, *card;
+
+        g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
+        /* The app restarts: a new window on the same settings and VM folder. */
+        gtk_window_destroy (GTK_WINDOW (f->window));
+        ui_test_spin (100);
+        f->window = corral_window_new (NULL, CORRAL_LAUNCHER (f->launcher), f->settings);
+        gtk_window_set_default_size (GTK_WINDOW (f->window), 1100, 760);
+        gtk_window_present (GTK_WINDOW (f->window));
+        ui_test_spin (300);
+        win = GTK_WIDGET (f->window);
+        g_assert_cmpstr (corral_window_get_page (f->window), ==, "first-run");
+
+        corral_window_show_sessions (f->window);
+        row_args[0] = f->window;
+        g_assert_true (ui_test_wait (row_listed, row_args, 5000));
+        g_assert_true (gtk_list_box_row_get_activatable (row_args[2]));
+        adw_action_row_activate (row_args[2]);
+        wait_page (f, "starting");
+        g_assert_null (find_sessions_window (f->window));
+        g_assert_cmpstr (f->launcher->resumed, ==, "task-test");
+        test_launcher_finish (f->launcher);
+        wait_page (f, "session");
+        g_assert_cmpstr (
+                corral_session_view_get_vm_name (corral_window_get_session_view (f->window)), ==,
+                "task-test");
+
+        /* What corral_agent_source_restore() shows for a resumed session. */
+        chat = corral_session_view_get_chat (corral_window_get_session_view (f->window));
+        corral_agent_source_replay (conv, chat);
+        ui_test_spin (300);
+        g_assert_nonnull (
+                ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, "List the reports in this folder"));
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, "Let me look."));
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
+                                        "There is one report: report-old.docx."));
+        g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 1);
+        card = ui_test_find_type (GTK_WIDGET (chat), CORRAL_TYPE_TOOL_CARD);
+        g_assert_nonnull (card);
+        g_assert_true (corral_tool_card_get_finished (CORRAL_TOOL_CARD (card)));
+        g_assert_cmpstr (corral_tool_card_get_id (CORRAL_TOOL_CARD (card)), ==, "call-1");
+        /* The window's title says which folder the reopened task works on. */
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, f->folder));
+        ui_test_assert_buttons_named (win);
+        ui_test_screenshot (win, "23-reopened");
+}
+
 static void
 test_activity (void)
 {
@@ -774,12 +1128,14 @@ main (int argc, char **argv)
         ADD ("first-run", test_first_run);
         ADD ("start-error", test_start_error);
         ADD ("chat", test_chat);
+        ADD ("terminal", test_terminal);
         ADD ("stop", test_stop);
         ADD ("shares", test_shares);
         ADD ("preferences", test_preferences);
         ADD ("locked", test_locked);
         ADD ("dark", test_dark);
         ADD ("close-pauses", test_close_pauses);
+        ADD ("reopen", test_reopen);
 #undef ADD
         g_test_add_func ("/ui/activity-words", test_activity);
         ret = g_test_run ();
