@@ -916,6 +916,32 @@ test_dark (Fixture *f, gconstpointer data)
         ui_test_spin (200);
 }
 
+/* Large text (the accessibility setting: a higher font resolution) still fits: the message
+ * entry, the send button and the side panel's switcher stay on screen and the render is real. */
+static void
+test_large_text (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralDemoSource) demo = start_session (f);
+        GtkSettings *gs = gtk_settings_get_default ();
+        GtkWidget *win = GTK_WIDGET (f->window);
+        GtkWidget *send;
+        graphene_rect_t bounds;
+        int dpi = 0;
+
+        g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
+        g_object_get (gs, "gtk-xft-dpi", &dpi, NULL);
+        g_object_set (gs, "gtk-xft-dpi", 96 * 1024 * 3 / 2, NULL);
+        ui_test_spin (600);
+        send = ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Send");
+        g_assert_nonnull (send);
+        g_assert_true (gtk_widget_compute_bounds (send, win, &bounds));
+        g_assert_cmpfloat (bounds.origin.x + bounds.size.width, <=, gtk_widget_get_width (win));
+        g_assert_cmpfloat (bounds.origin.y + bounds.size.height, <=, gtk_widget_get_height (win));
+        ui_test_screenshot (win, "26-large-text");
+        g_object_set (gs, "gtk-xft-dpi", dpi > 0 ? dpi : 96 * 1024, NULL);
+        ui_test_spin (200);
+}
+
 static void
 test_close_pauses (Fixture *f, gconstpointer data)
 {
@@ -1123,6 +1149,7 @@ main (int argc, char **argv)
         ADD ("preferences", test_preferences);
         ADD ("locked", test_locked);
         ADD ("dark", test_dark);
+        ADD ("large-text", test_large_text);
         ADD ("close-pauses", test_close_pauses);
         ADD ("reopen", test_reopen);
 #undef ADD
