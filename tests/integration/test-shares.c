@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <gio/gio.h>
+#include <gio/gunixsocketaddress.h>
 #include <glib/gstdio.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -137,6 +138,25 @@ test_offline (Fixture *f, gconstpointer data)
         g_assert_nonnull (error);
 }
 
+/* Waits until the file server accepts on its control socket (the socket file exists a moment
+ * before it listens, longer under sanitizers and load). */
+static void
+wait_control (const char *control)
+{
+        g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (control);
+        g_autoptr (GSocketClient) client = g_socket_client_new ();
+
+        for (int i = 0; i < 3000; i++) {
+                g_autoptr (GSocketConnection) conn =
+                        g_socket_client_connect (client, G_SOCKET_CONNECTABLE (addr), NULL, NULL);
+
+                if (conn)
+                        return;
+                g_usleep (10000);
+        }
+        g_error ("the file server never listened on %s", control);
+}
+
 static void
 test_online (Fixture *f, gconstpointer data)
 {
@@ -153,8 +173,7 @@ test_online (Fixture *f, gconstpointer data)
         fsd = g_subprocess_launcher_spawn (l, &error, g_getenv ("CORRAL_FSD_PATH"), "--fd", "3",
                                            "--control", control, "--config", config, NULL);
         g_assert_no_error (error);
-        for (int i = 0; i < 3000 && !g_file_test (control, G_FILE_TEST_EXISTS); i++)
-                g_usleep (10000);
+        wait_control (control);
         /* A running server is found through its control socket. */
         g_assert_true (corral_shares_ensure_server (f->vm_dir, &error));
         g_assert_no_error (error);
@@ -212,8 +231,7 @@ test_approved_delete (Fixture *f, gconstpointer data)
                                            "--control", control, "--audit", audit, "--keep-dir",
                                            keep, "--share", share_arg, NULL);
         g_assert_no_error (error);
-        for (int i = 0; i < 3000 && !g_file_test (control, G_FILE_TEST_EXISTS); i++)
-                g_usleep (10000);
+        wait_control (control);
 
         corral_shares_approved_delete (f->vm_dir, "notes", "old.txt", &error);
         g_assert_no_error (error);
