@@ -285,20 +285,11 @@ static void
 describe_vm (Agent *a, const char *vm, const char *vm_dir)
 {
         g_autoptr (GPtrArray) shares = corral_shares_list (vm_dir, NULL);
-        g_autoptr (GPtrArray) secrets = corral_secret_store_list_sync (NULL, NULL);
-        g_autoptr (GPtrArray) names = g_ptr_array_new ();
+        g_auto (GStrv) names = corral_secret_store_list_session_names_sync (NULL, NULL);
 
         corral_agent_session_set_vm (a->session, vm, vm_dir);
         corral_agent_session_set_shares (a->session, shares);
-        for (guint i = 0; secrets && i < secrets->len; i++) {
-                const char *name = ((CorralSecretInfo *) secrets->pdata[i])->name;
-
-                /* the loop's own keys never reach the VM (SECURITY.md S7) */
-                if (!corral_secret_name_is_host_only (name))
-                        g_ptr_array_add (names, (gpointer) name);
-        }
-        g_ptr_array_add (names, NULL);
-        corral_agent_session_set_credential_names (a->session, (const char *const *) names->pdata);
+        corral_agent_session_set_credential_names (a->session, (const char *const *) names);
 }
 
 /* The person's MCP servers, if any are configured; a server that fails is reported, not fatal. */

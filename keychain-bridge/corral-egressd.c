@@ -11,8 +11,9 @@
  * session (a fresh proxy token, the placeholders, the session CA) when it asks, and exits when
  * the VM is gone; --lock makes it the only one per VM.
  * --secret binds keychain secrets for this session (--all-secrets: every secret in the
- * keychain but the model providers' keys, which stay with the host's agent loop): their placeholders are written as NAME=placeholder lines to --placeholders-out
- * (0600), the session CA the guest must trust to --session-ca-out. A locked or missing keychain
+ * keychain but the model providers' keys, which stay with the host's agent loop): their
+ * placeholders are written as NAME=placeholder lines to --placeholders-out (0600), the session
+ * CA the guest must trust to --session-ca-out. A locked or missing keychain
  * stops the daemon before it serves anything, except with --all-secrets, where it serves
  * without credentials and says so (nothing is ever sent in their place).
  *
@@ -83,24 +84,15 @@ static char **
 secret_names (void)
 {
         g_autoptr (GError) error = NULL;
-        g_autoptr (GPtrArray) list = NULL;
-        g_autoptr (GStrvBuilder) names = g_strv_builder_new ();
+        char **names;
 
         if (!opt_all_secrets)
                 return g_strdupv (opt_secrets);
-        list = corral_secret_store_list_sync (NULL, &error);
-        if (!list) {
+        /* the agent loop's own keys stay on the host (SECURITY.md S7) */
+        names = corral_secret_store_list_session_names_sync (NULL, &error);
+        if (!names)
                 g_printerr ("corral-egressd: %s; no credentials in this session\n", error->message);
-                return NULL;
-        }
-        for (guint i = 0; i < list->len; i++) {
-                const CorralSecretInfo *info = g_ptr_array_index (list, i);
-
-                /* the agent loop's own keys stay on the host */
-                if (!corral_secret_name_is_host_only (info->name))
-                        g_strv_builder_add (names, info->name);
-        }
-        return g_strv_builder_end (names);
+        return names;
 }
 
 /* Keychain secrets -> bindings; their placeholders (ret_env) and the session CA (ret_pem,

@@ -332,6 +332,23 @@ corral_secret_store_list_sync (GCancellable *cancellable, GError **error)
         return out;
 }
 
+char **
+corral_secret_store_list_session_names_sync (GCancellable *cancellable, GError **error)
+{
+        g_autoptr (GPtrArray) list = corral_secret_store_list_sync (cancellable, error);
+        g_autoptr (GStrvBuilder) names = g_strv_builder_new ();
+
+        if (!list)
+                return NULL;
+        for (guint i = 0; i < list->len; i++) {
+                const CorralSecretInfo *info = g_ptr_array_index (list, i);
+
+                if (!corral_secret_name_is_host_only (info->name))
+                        g_strv_builder_add (names, info->name);
+        }
+        return g_strv_builder_end (names);
+}
+
 char *
 corral_secret_store_lookup_sync (const char *name,
                                  CorralSecretInfo **ret_info,

@@ -29,6 +29,10 @@ typedef struct {
  * they are never bound into a VM's session, so nothing in a VM can spend them. */
 gboolean corral_secret_name_is_host_only (const char *name);
 
+/* The names of the secrets a VM's session binds: every secret in the keychain but the
+ * host-only ones, sorted. (transfer full) NULL with an error when there is no keychain. */
+char **corral_secret_store_list_session_names_sync (GCancellable *cancellable, GError **error);
+
 void corral_secret_info_free (CorralSecretInfo *info);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralSecretInfo, corral_secret_info_free)
 

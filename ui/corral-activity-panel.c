@@ -284,32 +284,12 @@ corral_activity_panel_class_init (CorralActivityPanelClass *klass)
 static void
 corral_activity_panel_init (CorralActivityPanel *self)
 {
-        GtkWidget *empty = adw_status_page_new ();
-        GtkWidget *scroller = gtk_scrolled_window_new ();
-        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-
         self->cancellable = g_cancellable_new ();
-        self->stack = gtk_stack_new ();
-        adw_status_page_set_icon_name (ADW_STATUS_PAGE (empty), "document-open-recent-symbolic");
-        adw_status_page_set_title (ADW_STATUS_PAGE (empty), _ ("Nothing Happened Yet"));
-        adw_status_page_set_description (ADW_STATUS_PAGE (empty),
-                                         _ ("Changes to your files and connections to the "
-                                            "internet are listed here."));
-        gtk_widget_add_css_class (empty, "compact");
-        self->list = gtk_list_box_new ();
-        gtk_list_box_set_selection_mode (GTK_LIST_BOX (self->list), GTK_SELECTION_NONE);
-        gtk_widget_add_css_class (self->list, "boxed-list");
+        self->stack = corral_ui_list_stack_new (
+                "document-open-recent-symbolic", _ ("Nothing Happened Yet"),
+                _ ("Changes to your files and connections to the internet are listed here."),
+                _ ("Activity"), &self->list);
         gtk_widget_add_css_class (self->list, "activity-log");
-        gtk_accessible_update_property (GTK_ACCESSIBLE (self->list), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                        _ ("Activity"), -1);
-        gtk_widget_set_margin_start (box, 12);
-        gtk_widget_set_margin_end (box, 12);
-        gtk_widget_set_margin_top (box, 12);
-        gtk_widget_set_margin_bottom (box, 12);
-        gtk_box_append (GTK_BOX (box), self->list);
-        gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), box);
-        gtk_stack_add_named (GTK_STACK (self->stack), empty, "empty");
-        gtk_stack_add_named (GTK_STACK (self->stack), scroller, "list");
         gtk_widget_set_parent (self->stack, GTK_WIDGET (self));
 }
 

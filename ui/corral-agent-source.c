@@ -224,7 +224,7 @@ typedef struct {
         char *session_id; /* resume: the id recorded in VM_DIR/ui-session, or NULL */
         char *key;
         GPtrArray *shares;
-        GStrvBuilder *names;
+        char **names; /* credential names (never values) */
 } Making;
 
 static void
@@ -238,7 +238,7 @@ making_free (Making *m)
         g_free (m->session_id);
         corral_llm_api_key_free (m->key);
         g_clear_pointer (&m->shares, g_ptr_array_unref);
-        g_clear_pointer (&m->names, g_strv_builder_unref);
+        g_strfreev (m->names);
         g_free (m);
 }
 
@@ -285,7 +285,6 @@ look_up (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
         Making *m = data;
         g_autoptr (GError) error = NULL;
         g_autofree char *env_base = NULL;
-        g_autoptr (GPtrArray) secrets = NULL;
 
         m->key = corral_llm_api_key_lookup_sync (m->kind, &env_base, cancellable, &error);
         if (!m->key && error) {
@@ -300,14 +299,7 @@ look_up (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
                 m->session_id = read_session_id (m->vm_dir);
         /* Best effort: without them the model only knows less about its sandbox. */
         m->shares = corral_shares_list (m->vm_dir, NULL);
-        secrets = corral_secret_store_list_sync (cancellable, NULL);
-        m->names = g_strv_builder_new ();
-        for (guint i = 0; secrets && i < secrets->len; i++) {
-                const char *name = ((CorralSecretInfo *) secrets->pdata[i])->name;
-
-                if (!corral_secret_name_is_host_only (name))
-                        g_strv_builder_add (m->names, name);
-        }
+        m->names = corral_secret_store_list_session_names_sync (cancellable, NULL);
         g_task_return_boolean (task, TRUE);
 }
 
@@ -381,7 +373,6 @@ corral_agent_source_new_finish (GAsyncResult *result, GError **error)
         g_autoptr (CorralLlmProvider) provider = NULL;
         g_autoptr (CorralAgentSession) session = NULL;
         g_autoptr (GError) resume_error = NULL;
-        g_auto (GStrv) names = NULL;
         CorralAgentSource *self;
 
         g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
@@ -404,8 +395,7 @@ corral_agent_source_new_finish (GAsyncResult *result, GError **error)
         corral_agent_session_set_vm (session, m->vm_name, m->vm_dir);
         if (m->shares)
                 corral_agent_session_set_shares (session, m->shares);
-        names = g_strv_builder_end (m->names);
-        corral_agent_session_set_credential_names (session, (const char *const *) names);
+        corral_agent_session_set_credential_names (session, (const char *const *) m->names);
         self = corral_agent_source_new (session);
         self->resumed = m->resume;
         if (m->resume && resume_error)

@@ -128,31 +128,11 @@ corral_files_panel_class_init (CorralFilesPanelClass *klass)
 static void
 corral_files_panel_init (CorralFilesPanel *self)
 {
-        GtkWidget *empty = adw_status_page_new ();
-        GtkWidget *scroller = gtk_scrolled_window_new ();
-        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-
         self->rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-        self->stack = gtk_stack_new ();
-        adw_status_page_set_icon_name (ADW_STATUS_PAGE (empty), "document-edit-symbolic");
-        adw_status_page_set_title (ADW_STATUS_PAGE (empty), _ ("No Changes Yet"));
-        adw_status_page_set_description (ADW_STATUS_PAGE (empty),
-                                         _ ("Files the assistant changes in this task appear "
-                                            "here."));
-        gtk_widget_add_css_class (empty, "compact");
-        self->list = gtk_list_box_new ();
-        gtk_list_box_set_selection_mode (GTK_LIST_BOX (self->list), GTK_SELECTION_NONE);
-        gtk_widget_add_css_class (self->list, "boxed-list");
-        gtk_accessible_update_property (GTK_ACCESSIBLE (self->list), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                        _ ("Changed files"), -1);
-        gtk_widget_set_margin_start (box, 12);
-        gtk_widget_set_margin_end (box, 12);
-        gtk_widget_set_margin_top (box, 12);
-        gtk_widget_set_margin_bottom (box, 12);
-        gtk_box_append (GTK_BOX (box), self->list);
-        gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), box);
-        gtk_stack_add_named (GTK_STACK (self->stack), empty, "empty");
-        gtk_stack_add_named (GTK_STACK (self->stack), scroller, "list");
+        self->stack = corral_ui_list_stack_new (
+                "document-edit-symbolic", _ ("No Changes Yet"),
+                _ ("Files the assistant changes in this task appear here."), _ ("Changed files"),
+                &self->list);
         gtk_widget_set_parent (self->stack, GTK_WIDGET (self));
 }
 

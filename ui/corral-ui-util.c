@@ -118,3 +118,35 @@ corral_ui_plain_label (const char *text, gboolean selectable)
         gtk_label_set_selectable (GTK_LABEL (label), selectable);
         return label;
 }
+
+GtkWidget *
+corral_ui_list_stack_new (const char *icon_name,
+                          const char *title,
+                          const char *description,
+                          const char *list_label,
+                          GtkWidget **ret_list)
+{
+        GtkWidget *empty = adw_status_page_new ();
+        GtkWidget *scroller = gtk_scrolled_window_new ();
+        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+        GtkWidget *stack = gtk_stack_new ();
+        GtkWidget *list = gtk_list_box_new ();
+
+        adw_status_page_set_icon_name (ADW_STATUS_PAGE (empty), icon_name);
+        adw_status_page_set_title (ADW_STATUS_PAGE (empty), title);
+        adw_status_page_set_description (ADW_STATUS_PAGE (empty), description);
+        gtk_widget_add_css_class (empty, "compact");
+        gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
+        gtk_widget_add_css_class (list, "boxed-list");
+        corral_ui_set_accessible_label (list, list_label);
+        gtk_widget_set_margin_start (box, 12);
+        gtk_widget_set_margin_end (box, 12);
+        gtk_widget_set_margin_top (box, 12);
+        gtk_widget_set_margin_bottom (box, 12);
+        gtk_box_append (GTK_BOX (box), list);
+        gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), box);
+        gtk_stack_add_named (GTK_STACK (stack), empty, "empty");
+        gtk_stack_add_named (GTK_STACK (stack), scroller, "list");
+        *ret_list = list;
+        return stack;
+}

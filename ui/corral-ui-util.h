@@ -38,4 +38,13 @@ gpointer corral_ui_run_in_thread_finish (GAsyncResult *result, GError **error);
 /* A GtkLabel for text that came from outside (never markup), wrapping, selectable. */
 GtkWidget *corral_ui_plain_label (const char *text, gboolean selectable);
 
+/* A side panel's body: a stack with an "empty" status page (icon, title, description) and a
+ * "list" page holding a boxed list box (ret_list, named label for screen readers) in a
+ * scroller. (transfer floating) the stack */
+GtkWidget *corral_ui_list_stack_new (const char *icon_name,
+                                     const char *title,
+                                     const char *description,
+                                     const char *list_label,
+                                     GtkWidget **ret_list);
+
 G_END_DECLS
