@@ -40,6 +40,12 @@
 #define FS_NODE_MAX ((UINT64_C (1) << FS_EPOCH_SHIFT) - 1)
 
 #define FS_NOTIFY_QUEUE 256
+/* Serial: how long to wait before looking at a port whose host side is gone. */
+#define FS_HUP_BACKOFF_MS 100
+/* After a session ends (the file server died or restarts), new requests wait in the kernel
+ * this long for the next session before they fail with EIO: a re-attach is seamless, a host
+ * that never comes back does not hang the guest's programs for ever. */
+#define FS_REATTACH_HOLD_MS 20000
 
 typedef enum {
         FS_TRANSPORT_FD,
@@ -103,7 +109,8 @@ typedef struct {
         ProtoDecoder dec;
         bool connected;
         bool resyncing;
-        bool hup_backoff; /* serial: the host side is gone, look again later */
+        bool hup_backoff; /* serial: the host side is gone, look again at hup_until_ms */
+        int64_t hup_until_ms;
         FsOut *out_head, *out_tail;
         size_t out_off; /* bytes of out_head already written */
         size_t out_bytes;
@@ -111,6 +118,7 @@ typedef struct {
         /* session */
         bool in_session;
         bool had_session;
+        int64_t session_lost_ms; /* when the last session ended (fs_now_ms) */
         uint16_t epoch;
 
         /* pending requests */
@@ -157,6 +165,8 @@ void fs_transport_read (Fs *fs);
 void fs_transport_flush (Fs *fs);
 /* The channel ended: exit for --fd/--unix, wait for a new HELLO for --serial. */
 void fs_transport_lost (Fs *fs, const char *why);
+/* CLOCK_MONOTONIC in milliseconds */
+int64_t fs_now_ms (void);
 /* Queues one frame (takes buf). */
 void fs_outq_push (Fs *fs, uint8_t *buf, size_t len);
 /* Drops queued frames, except the rest of one that is half written. */

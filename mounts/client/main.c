@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SERIAL_HUP_BACKOFF_MS 100
 /* FUSE requests taken per wake-up before the channel is looked at again. */
 #define FUSE_BATCH 64
 
@@ -263,19 +262,31 @@ run (Fs *fs)
                         { .fd = -1, .events = POLLIN },
                         { .fd = -1, .events = POLLIN },
                 };
+                int64_t now = fs_now_ms (), wake = -1;
                 int timeout = -1, n;
+                bool holding;
 
+                if (fs->hup_backoff && now >= fs->hup_until_ms)
+                        fs->hup_backoff = false;
                 if (fs->connected && !fs->hup_backoff) {
                         pfd[0].fd = fs->chan_fd;
                         if (fs->out_head)
                                 pfd[0].events |= POLLOUT;
                 } else if (fs->hup_backoff) {
-                        timeout = SERIAL_HUP_BACKOFF_MS;
+                        wake = fs->hup_until_ms;
                 }
-                /* Nothing is read from the kernel before the first session (its requests wait
-                 * there) nor while the queue to the host is full. */
-                if (fs->had_session && fs_session_can_accept (fs))
+                /* Nothing is read from the kernel before the first session, nor for a while
+                 * between sessions (its requests wait there: a re-attach loses none), nor while
+                 * the queue to the host is full. */
+                holding = !fs->in_session &&
+                          (!fs->had_session || now < fs->session_lost_ms + FS_REATTACH_HOLD_MS);
+                if (!holding && fs_session_can_accept (fs))
                         pfd[1].fd = fuse_session_fd (fs->se);
+                else if (holding && fs->had_session &&
+                         (wake < 0 || fs->session_lost_ms + FS_REATTACH_HOLD_MS < wake))
+                        wake = fs->session_lost_ms + FS_REATTACH_HOLD_MS;
+                if (wake >= 0)
+                        timeout = wake > now ? (int) (wake - now) : 0;
 
                 n = poll (pfd, 2, timeout);
                 if (n < 0) {
@@ -283,10 +294,8 @@ run (Fs *fs)
                                 continue;
                         return -errno;
                 }
-                if (n == 0 && fs->hup_backoff) {
-                        fs->hup_backoff = false;
-                        continue;
-                }
+                if (n == 0)
+                        continue; /* a backoff or a hold ended: looked at again above */
                 if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))
                         fs_transport_read (fs);
                 if (pfd[1].revents)

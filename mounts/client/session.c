@@ -167,8 +167,10 @@ fs_session_end (Fs *fs, const char *why)
 {
         if (!fs->slots)
                 return;
-        if (fs->in_session)
+        if (fs->in_session) {
                 fs_debug ("session ends: %s", why);
+                fs->session_lost_ms = fs_now_ms ();
+        }
         fs->in_session = false;
         for (uint32_t i = 0; i < FS_FORGET_SLOT; i++) {
                 FsPending *p = &fs->slots[i];

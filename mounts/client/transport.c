@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 struct FsOut {
@@ -21,6 +22,15 @@ struct FsOut {
         uint8_t *buf;
         size_t len;
 };
+
+int64_t
+fs_now_ms (void)
+{
+        struct timespec ts;
+
+        clock_gettime (CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static int
 fd_prepare (int fd)
@@ -90,6 +100,7 @@ fs_transport_lost (Fs *fs, const char *why)
                 if (!fs->hup_backoff)
                         fs_debug ("host side gone (%s); waiting for a new HELLO", why);
                 fs->hup_backoff = true;
+                fs->hup_until_ms = fs_now_ms () + FS_HUP_BACKOFF_MS;
                 fs_outq_clear (fs);
                 proto_decoder_reset (&fs->dec);
                 fs->resyncing = true;

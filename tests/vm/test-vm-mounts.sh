@@ -87,14 +87,20 @@ run 'ls /workspace/late' 2>/dev/null && fail "a removed share is still visible"
 
 log "the file server comes back after it dies (re-attach)"
 pkill -KILL -f "corral-fsd --connect $STATE" || fail "no file server was running"
-# corralctl exec starts a new server at once; the guest's client takes a moment to see its HELLO
-# (requests in that moment fail with EIO: see the issue note), so allow it a few seconds.
+# corralctl exec starts a new server at once; the guest's client holds new requests until the
+# server's HELLO (FS_REATTACH_HOLD_MS). Names the guest's kernel looked up in the old session
+# are stale for up to the entry timeout (1 s), so allow a few seconds.
 back=
 for _ in $(seq 50); do
-	if run 'cat /workspace/ro/hello.txt' >/dev/null 2>&1; then back=1; break; fi
+	if err=$(run 'cat /workspace/ro/hello.txt' 2>&1 >/dev/null); then back=1; break; fi
 	sleep 0.2
 done
-[ -n "$back" ] || fail "shares did not come back after the file server died"
+if [ -z "$back" ]; then
+	log "last error: $err"
+	pgrep -af "corral-fsd --connect $STATE" >&2 || log "no file server is running"
+	tail -5 "$STATE"/corral/vms/mtest/console.log >&2 2>/dev/null
+	fail "shares did not come back after the file server died"
+fi
 
 log "the standard image: git and python in a shared folder"
 "$CTL" vm destroy mtest >/dev/null 2>&1
