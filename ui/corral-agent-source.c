@@ -9,8 +9,9 @@
 
 #include "agent-store.h"
 #include "corral-secret-store.h"
+#include "corral-task-record.h"
+#include "corral-ui-util.h"
 
-#define SESSION_FILE "ui-session"
 #define TITLE_MAX 80
 
 struct _CorralAgentSource {
@@ -221,7 +222,7 @@ typedef struct {
         char *vm_dir;
         gboolean resume;
         /* found on the worker thread */
-        char *session_id; /* resume: the id recorded in VM_DIR/ui-session, or NULL */
+        char *session_id; /* resume: the id in the task record, or NULL */
         char *key;
         GPtrArray *shares;
         char **names; /* credential names (never values) */
@@ -242,18 +243,15 @@ making_free (Making *m)
         g_free (m);
 }
 
-/* (transfer full) (nullable) the id in VM_DIR/ui-session when it is one */
-static char *
-read_session_id (const char *vm_dir)
+/* Worker thread: the task record keeps which agent session belongs to the task. */
+static gpointer
+record_session (gpointer data, GCancellable *cancellable, GError **error)
 {
-        g_autofree char *path = g_build_filename (vm_dir, SESSION_FILE, NULL);
-        g_autofree char *text = NULL;
-        gsize len = 0;
+        char **vm_and_id = data;
 
-        if (!g_file_get_contents (path, &text, &len, NULL) || len > 256)
-                return NULL;
-        g_strstrip (text);
-        return corral_agent_store_id_is_valid (text) ? g_steal_pointer (&text) : NULL;
+        return corral_task_record_set_session (vm_and_id[0], vm_and_id[1], error)
+                       ? GINT_TO_POINTER (TRUE)
+                       : NULL;
 }
 
 static void
@@ -261,21 +259,10 @@ on_session_recorded (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (GError) error = NULL;
 
-        /* Only reopening this task later depends on it; the task itself goes on. */
-        if (!g_file_replace_contents_finish (G_FILE (source), res, NULL, &error))
+        /* Only reopening this task later depends on it; the task itself goes on. A task
+         * without a record (its start could not write one) has nothing to add it to. */
+        if (!corral_ui_run_in_thread_finish (res, &error))
                 g_message ("Could not record the task's session: %s", error->message);
-}
-
-/* VM_DIR/ui-session: which agent session belongs to the workspace, replaced atomically. */
-static void
-record_session_id (const char *vm_dir, const char *id)
-{
-        g_autofree char *path = g_build_filename (vm_dir, SESSION_FILE, NULL);
-        g_autoptr (GFile) file = g_file_new_for_path (path);
-        g_autoptr (GBytes) line = g_bytes_new_take (g_strconcat (id, "\n", NULL), strlen (id) + 1);
-
-        g_file_replace_contents_bytes_async (file, line, NULL, FALSE, G_FILE_CREATE_PRIVATE, NULL,
-                                             on_session_recorded, NULL);
 }
 
 /* Worker thread: the keychain and the file server can take a moment. */
@@ -295,8 +282,10 @@ look_up (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
                 g_free (m->base_url);
                 m->base_url = g_steal_pointer (&env_base);
         }
-        if (m->resume)
-                m->session_id = read_session_id (m->vm_dir);
+        if (m->resume) {
+                g_autoptr (CorralTaskRecord) record = corral_task_record_load (m->vm_name, NULL);
+                m->session_id = record ? g_strdup (record->session_id) : NULL;
+        }
         /* Best effort: without them the model only knows less about its sandbox. */
         m->shares = corral_shares_list (m->vm_dir, NULL);
         m->names = corral_secret_store_list_session_names_sync (cancellable, NULL);
@@ -390,7 +379,11 @@ corral_agent_source_new_finish (GAsyncResult *result, GError **error)
                                                        &resume_error);
         if (!session) {
                 session = corral_agent_session_new (provider, m->client, m->model);
-                record_session_id (m->vm_dir, corral_agent_session_get_id (session));
+                corral_ui_run_in_thread (
+                        record_session,
+                        g_strdupv ((char *[]){
+                                m->vm_name, (char *) corral_agent_session_get_id (session), NULL }),
+                        (GDestroyNotify) g_strfreev, NULL, NULL, on_session_recorded, NULL);
         }
         corral_agent_session_set_vm (session, m->vm_name, m->vm_dir);
         if (m->shares)

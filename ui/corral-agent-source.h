@@ -33,7 +33,7 @@ void corral_agent_source_new_async (CorralLlmProviderKind kind,
                                     GAsyncReadyCallback callback,
                                     gpointer user_data);
 /* Like corral_agent_source_new_async, for a reopened workspace: the session recorded in
- * VM_DIR/ui-session is resumed from its transcript. When it cannot be (no record, transcript
+ * the task's record (corral-task-record.h) is resumed from its transcript. When it cannot be (no record, transcript
  * missing or unreadable), a new session starts in the same workspace and
  * corral_agent_source_restore() says so in the chat. */
 void corral_agent_source_resume_async (CorralLlmProviderKind kind,
@@ -45,8 +45,8 @@ void corral_agent_source_resume_async (CorralLlmProviderKind kind,
                                        GCancellable *cancellable,
                                        GAsyncReadyCallback callback,
                                        gpointer user_data);
-/* Finishes both. A new session's id is recorded in VM_DIR/ui-session (one line, replaced
- * atomically) so the task can be reopened. (transfer full) */
+/* Finishes both. A new session's id is added to the task's record so the task can be
+ * reopened. (transfer full) */
 CorralAgentSource *corral_agent_source_new_finish (GAsyncResult *result, GError **error);
 
 /* Shows a resumed session's conversation in view (see corral_agent_source_replay), or the

@@ -127,6 +127,7 @@ corral_launcher_list_finish (CorralLauncher *self, GAsyncResult *result, GError 
 void
 corral_launcher_resume_async (CorralLauncher *self,
                               const char *vm_name,
+                              const CorralTaskConfig *recreate,
                               CorralLaunchProgressFunc progress,
                               gpointer progress_data,
                               GCancellable *cancellable,
@@ -135,8 +136,8 @@ corral_launcher_resume_async (CorralLauncher *self,
 {
         g_return_if_fail (CORRAL_IS_LAUNCHER (self));
         g_return_if_fail (vm_name != NULL);
-        CORRAL_LAUNCHER_GET_IFACE (self)->resume_async (self, vm_name, progress, progress_data,
-                                                        cancellable, callback, user_data);
+        CORRAL_LAUNCHER_GET_IFACE (self)->resume_async (
+                self, vm_name, recreate, progress, progress_data, cancellable, callback, user_data);
 }
 
 CorralLaunchResult *
@@ -164,7 +165,8 @@ corral_launch_error_explain (const GError *error, char **ret_title, char **ret_h
                 hint = _ ("Remove it in Preferences → Workspace; Corral builds a fresh one.");
         } else if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM)) {
                 title = _ ("This Task’s Workspace Is Gone");
-                hint = _ ("Its workspace was removed; start a new task with the same folder.");
+                hint = _ ("Its workspace was removed and Corral has no record of how it was "
+                          "set up; start a new task with the same folder.");
         } else if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_TIMEOUT)) {
                 title = _ ("The Workspace Did Not Answer");
                 hint = _ ("Without hardware virtualisation (KVM) starting is slow; try again.");

@@ -96,9 +96,12 @@ struct _CorralLauncherInterface {
         /* Reopens an earlier task's workspace: resumes a paused VM, starts a shut-off one,
          * makes sure its file server and network daemon run and connects its agent. The
          * folder, mode and network policy are the ones kept in the VM folder. A VM that no
-         * longer exists fails with CORRAL_VM_ERROR_NO_SUCH_VM. */
+         * longer exists is made again from RECREATE, under the same name, like a start (the
+         * task record keeps it, corral-task-record.h); without it, it fails with
+         * CORRAL_VM_ERROR_NO_SUCH_VM. */
         void (*resume_async) (CorralLauncher *self,
                               const char *vm_name,
+                              const CorralTaskConfig *recreate,
                               CorralLaunchProgressFunc progress,
                               gpointer progress_data,
                               GCancellable *cancellable,
@@ -132,6 +135,7 @@ void corral_launcher_list_async (CorralLauncher *self,
 GPtrArray *corral_launcher_list_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
 void corral_launcher_resume_async (CorralLauncher *self,
                                    const char *vm_name,
+                                   const CorralTaskConfig *recreate,
                                    CorralLaunchProgressFunc progress,
                                    gpointer progress_data,
                                    GCancellable *cancellable,

@@ -31,7 +31,7 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (CorralVmLauncher,
                                                       corral_vm_launcher_iface_init))
 
 typedef struct {
-        CorralTaskConfig *config; /* NULL when reopening */
+        CorralTaskConfig *config; /* reopening: (nullable) to make a removed VM again */
         char *vm_name; /* reopening: the earlier task's VM */
         CorralLaunchProgressFunc progress;
         gpointer progress_data;
@@ -154,7 +154,9 @@ create_vm (GTask *task)
         CorralVmLauncher *self = g_task_get_source_object (task);
         Launch *l = g_task_get_task_data (task);
         g_autoptr (GDateTime) now = g_date_time_new_now_local ();
-        g_autofree char *name = g_date_time_format (now, "task-%Y%m%d-%H%M%S");
+        /* A removed workspace made again keeps its name: the task record is keyed by it. */
+        g_autofree char *name =
+                l->vm_name ? g_strdup (l->vm_name) : g_date_time_format (now, "task-%Y%m%d-%H%M%S");
         CorralVmSpec spec = { .name = name,
                               .memory_mib = l->config->memory_mib,
                               .vcpus = l->config->vcpus,
@@ -428,6 +430,14 @@ on_looked_up (GObject *source, GAsyncResult *res, gpointer user_data)
         g_autoptr (CorralVmInfo) info =
                 corral_vm_manager_lookup_finish (CORRAL_VM_MANAGER (source), res, &error);
 
+        if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM) && l->config) {
+                /* Removed (vm rm, gc): the same folder, mode and network again, in a new VM. */
+                g_clear_error (&error);
+                report (task, CORRAL_LAUNCH_STAGE_PREPARE, -1.0,
+                        _ ("Its workspace was removed; setting up a new one"));
+                build_image (task);
+                return;
+        }
         if (fail_if (task, error))
                 return;
         if (!info->vm_dir) {
@@ -482,6 +492,7 @@ on_opened_for_resume (GObject *source, GAsyncResult *res, gpointer user_data)
 static void
 vm_resume_async (CorralLauncher *launcher,
                  const char *vm_name,
+                 const CorralTaskConfig *recreate,
                  CorralLaunchProgressFunc progress,
                  gpointer progress_data,
                  GCancellable *cancellable,
@@ -492,6 +503,7 @@ vm_resume_async (CorralLauncher *launcher,
         Launch *l = g_new0 (Launch, 1);
 
         l->vm_name = g_strdup (vm_name);
+        l->config = recreate ? corral_task_config_copy (recreate) : NULL;
         l->progress = progress;
         l->progress_data = progress_data;
         g_task_set_task_data (task, l, (GDestroyNotify) launch_free);
@@ -540,4 +552,11 @@ CorralVmLauncher *
 corral_vm_launcher_new (void)
 {
         return g_object_new (CORRAL_TYPE_VM_LAUNCHER, NULL);
+}
+
+CorralVmManager *
+corral_vm_launcher_get_manager (CorralVmLauncher *self)
+{
+        g_return_val_if_fail (CORRAL_IS_VM_LAUNCHER (self), NULL);
+        return self->manager;
 }

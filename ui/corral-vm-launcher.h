@@ -6,6 +6,7 @@
 #pragma once
 
 #include "corral-launcher.h"
+#include "corral-vm-manager.h"
 
 G_BEGIN_DECLS
 
@@ -13,5 +14,8 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (CorralVmLauncher, corral_vm_launcher, CORRAL, VM_LAUNCHER, GObject)
 
 CorralVmLauncher *corral_vm_launcher_new (void);
+/* (transfer none) (nullable) the libvirt connection, once a start, list or resume opened it.
+ * The embedded driver (root) admits one process, so tests act on the VMs through it. */
+CorralVmManager *corral_vm_launcher_get_manager (CorralVmLauncher *self);
 
 G_END_DECLS

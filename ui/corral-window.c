@@ -11,6 +11,7 @@
 
 #include "corral-preferences.h"
 #include "corral-shares.h"
+#include "corral-task-record.h"
 #include "corral-ui-util.h"
 
 struct _CorralWindow {
@@ -30,7 +31,10 @@ struct _CorralWindow {
         GtkWidget *session;
         GtkWidget *close_dialog;
         GtkWidget *sessions; /* the Earlier Tasks window, or NULL */
-        CorralTaskConfig *config; /* of the task being started or running */
+        /* Of the task being started or running; for a reopened one, from its task record
+         * (NULL without one), and what its workspace is made again with if it was removed. */
+        CorralTaskConfig *config;
+        char *folder; /* the shared folder, for the title */
         char *reopen_vm; /* the earlier task being reopened or running again, or NULL */
 };
 
@@ -44,7 +48,7 @@ show_page (CorralWindow *self, const char *name)
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), name);
         gtk_widget_set_visible (self->panel_button, session);
         adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title),
-                                       session && self->config ? self->config->folder : NULL);
+                                       session ? self->folder : NULL);
 }
 
 const char *
@@ -101,6 +105,36 @@ connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
                 result->vm_dir, NULL, on_assistant_ready, g_object_ref (self));
 }
 
+/* Worker thread: the task's record, so it can be reopened even after its VM is removed. */
+static gpointer
+save_record (gpointer record, GCancellable *cancellable, GError **error)
+{
+        return corral_task_record_save (record, error) ? GINT_TO_POINTER (TRUE) : NULL;
+}
+
+typedef struct {
+        CorralWindow *window;
+        CorralLaunchResult *result;
+} Recorded;
+
+static void
+on_record_saved (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        Recorded *r = user_data;
+        g_autoptr (GError) error = NULL;
+
+        /* Only reopening the task later depends on it; the task itself goes on. */
+        if (!corral_ui_run_in_thread_finish (res, &error))
+                adw_toast_overlay_add_toast (
+                        ADW_TOAST_OVERLAY (r->window->toasts),
+                        adw_toast_new (_ ("This task will not be listed under Earlier Tasks")));
+        /* After the record: the assistant adds its session id to it. */
+        connect_assistant (r->window, r->result);
+        g_object_unref (r->window);
+        corral_launch_result_free (r->result);
+        g_free (r);
+}
+
 static void
 on_started (GObject *source, GAsyncResult *res, gpointer user_data)
 {
@@ -123,6 +157,20 @@ on_started (GObject *source, GAsyncResult *res, gpointer user_data)
                 CORRAL_SESSION_VIEW (self->session),
                 result->agent_client ? CORRAL_AGENT_CLIENT (result->agent_client) : NULL);
         show_page (self, "session");
+        if (self->config) {
+                CorralTaskRecord *record = g_new0 (CorralTaskRecord, 1);
+                Recorded *r = g_new0 (Recorded, 1);
+
+                record->vm_name = g_strdup (result->vm_name);
+                record->config = corral_task_config_copy (self->config);
+                record->created = g_get_real_time () / G_USEC_PER_SEC;
+                r->window = g_object_ref (self);
+                r->result = g_steal_pointer (&result);
+                corral_ui_run_in_thread (save_record, record,
+                                         (GDestroyNotify) corral_task_record_free, NULL, NULL,
+                                         on_record_saved, r);
+                return;
+        }
         connect_assistant (self, result);
 }
 
@@ -137,9 +185,9 @@ start_task (CorralWindow *self)
         corral_starting_page_reset (CORRAL_STARTING_PAGE (self->starting));
         show_page (self, "starting");
         if (self->reopen_vm)
-                corral_launcher_resume_async (self->launcher, self->reopen_vm, on_progress,
-                                              self->starting, self->cancellable, on_reopened,
-                                              g_object_ref (self));
+                corral_launcher_resume_async (self->launcher, self->reopen_vm, self->config,
+                                              on_progress, self->starting, self->cancellable,
+                                              on_reopened, g_object_ref (self));
         else
                 corral_launcher_start_async (self->launcher, self->config, on_progress,
                                              self->starting, self->cancellable, on_started,
@@ -163,6 +211,8 @@ on_first_run_start (CorralWindow *self)
 
         corral_task_config_free (self->config);
         self->config = corral_task_config_copy (&config);
+        g_free (self->folder);
+        self->folder = g_strdup (config.folder);
         g_free (config.image);
         g_strfreev (config.network_allow);
         g_clear_pointer (&self->reopen_vm, g_free);
@@ -271,10 +321,8 @@ on_reopened_shares (GObject *source, GAsyncResult *res, gpointer user_data)
         if (!shares || shares->len == 0 || !self->reopen_vm)
                 return;
         share = shares->pdata[0];
-        corral_task_config_free (self->config);
-        self->config = g_new0 (CorralTaskConfig, 1);
-        self->config->folder = g_strdup (share->path);
-        self->config->mode = share->mode;
+        g_free (self->folder);
+        self->folder = g_strdup (share->path);
         if (g_str_equal (corral_window_get_page (self), "session"))
                 show_page (self, "session");
 }
@@ -301,16 +349,44 @@ on_reopened (GObject *source, GAsyncResult *res, gpointer user_data)
         corral_session_view_set_workspace (session, result->vm_name, result->vm_dir);
         corral_session_view_set_agent_client (
                 session, result->agent_client ? CORRAL_AGENT_CLIENT (result->agent_client) : NULL);
-        g_clear_pointer (&self->config, corral_task_config_free);
         show_page (self, "session");
-        if (result->vm_dir)
+        /* Without a record: the folder from the VM folder, for the title. */
+        if (!self->config && result->vm_dir)
                 corral_ui_run_in_thread (load_shares, g_strdup (result->vm_dir), g_free,
                                          (GDestroyNotify) g_ptr_array_unref, NULL,
                                          on_reopened_shares, g_object_ref (self));
         connect_assistant (self, result);
 }
 
-/* An earlier task chosen in the list: its workspace again, then its conversation. */
+static gpointer
+load_record (gpointer vm_name, GCancellable *cancellable, GError **error)
+{
+        return corral_task_record_load (vm_name, error);
+}
+
+static void
+on_record_loaded (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralWindow) self = user_data;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralTaskRecord) record = corral_ui_run_in_thread_finish (res, &error);
+
+        if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                return;
+        /* Without a record the workspace is reopened if it still exists, never made again. */
+        if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+                g_message ("%s", error->message);
+        g_clear_pointer (&self->config, corral_task_config_free);
+        g_clear_pointer (&self->folder, g_free);
+        if (record) {
+                self->config = g_steal_pointer (&record->config);
+                self->folder = g_strdup (self->config->folder);
+        }
+        start_task (self);
+}
+
+/* An earlier task chosen in the list: its record, its workspace again (made again if it was
+ * removed), then its conversation. */
 static void
 reopen_task (CorralWindow *self, const char *vm_name)
 {
@@ -323,7 +399,12 @@ reopen_task (CorralWindow *self, const char *vm_name)
                 return; /* already on screen */
         g_free (self->reopen_vm);
         self->reopen_vm = g_strdup (vm_name);
-        start_task (self);
+        g_cancellable_cancel (self->cancellable);
+        g_clear_object (&self->cancellable);
+        self->cancellable = g_cancellable_new ();
+        corral_ui_run_in_thread (load_record, g_strdup (vm_name), g_free,
+                                 (GDestroyNotify) corral_task_record_free, self->cancellable,
+                                 on_record_loaded, g_object_ref (self));
 }
 
 static void
@@ -334,36 +415,94 @@ on_session_activated (AdwActionRow *row, CorralWindow *self)
         reopen_task (self, vm_name);
 }
 
+/* One row of the Earlier Tasks list: the folder's name as its title when the task has a
+ * record, its state and start, and the workspace's name for the command line. */
 static void
-on_sessions_listed (GObject *source, GAsyncResult *res, gpointer user_data)
+add_session_row (GtkWidget *group,
+                 CorralWindow *self,
+                 const char *vm_name,
+                 const char *state,
+                 const CorralTaskRecord *record)
+{
+        GtkWidget *row = adw_action_row_new ();
+        g_autofree char *base = record ? g_path_get_basename (record->config->folder) : NULL;
+        g_autofree char *when = NULL;
+        g_autofree char *subtitle = NULL;
+        g_autofree char *title = g_markup_escape_text (base ? base : vm_name, -1);
+
+        if (record) {
+                g_autoptr (GDateTime) t = g_date_time_new_from_unix_local (record->created);
+                /* Translators: when a task started, in g_date_time_format() format */
+                when = t ? g_date_time_format (t, _ ("%-d %B %Y, %H:%M")) : NULL;
+        }
+        /* The workspace's name only when the title is the folder's: corralctl knows it by it. */
+        subtitle = record ? g_strjoin (" · ", state, when ? when : vm_name, when ? vm_name : NULL,
+                                       NULL)
+                          : g_strdup (state);
+        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+        {
+                g_autofree char *escaped = g_markup_escape_text (subtitle, -1);
+                adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped);
+        }
+        if (record)
+                gtk_widget_set_tooltip_text (row, record->config->folder);
+        if (self) {
+                g_object_set_data_full (G_OBJECT (row), "vm-name", g_strdup (vm_name), g_free);
+                gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+                adw_action_row_add_suffix (ADW_ACTION_ROW (row),
+                                           gtk_image_new_from_icon_name ("go-next-symbolic"));
+                g_signal_connect_object (row, "activated", G_CALLBACK (on_session_activated), self,
+                                         0);
+        }
+        adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+}
+
+static gpointer
+list_records (gpointer data, GCancellable *cancellable, GError **error)
+{
+        return corral_task_record_list ();
+}
+
+static const CorralTaskRecord *
+find_record (GPtrArray *records, const char *vm_name)
+{
+        for (guint i = 0; records && i < records->len; i++)
+                if (g_str_equal (((CorralTaskRecord *) records->pdata[i])->vm_name, vm_name))
+                        return records->pdata[i];
+        return NULL;
+}
+
+static void
+on_records_listed (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         GtkWidget *group = user_data;
         CorralWindow *self = g_object_get_data (G_OBJECT (group), "window");
-        g_autoptr (GError) error = NULL;
-        g_autoptr (GPtrArray) list =
-                corral_launcher_list_finish (CORRAL_LAUNCHER (source), res, &error);
+        GPtrArray *vms = g_object_get_data (G_OBJECT (group), "vms");
+        const GError *error = g_object_get_data (G_OBJECT (group), "error");
+        g_autoptr (GPtrArray) records = corral_ui_run_in_thread_finish (res, NULL);
+        guint n = 0;
 
-        for (guint i = 0; list && i < list->len; i++) {
-                CorralSessionInfo *info = list->pdata[i];
-                GtkWidget *row = adw_action_row_new ();
-                g_autofree char *name = g_markup_escape_text (info->vm_name, -1);
-                g_autofree char *state = g_markup_escape_text (info->state, -1);
-
-                adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), name);
-                adw_action_row_set_subtitle (ADW_ACTION_ROW (row), state);
-                if (self) {
-                        g_object_set_data_full (G_OBJECT (row), "vm-name", g_strdup (info->vm_name),
-                                                g_free);
-                        gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
-                        adw_action_row_add_suffix (
-                                ADW_ACTION_ROW (row),
-                                gtk_image_new_from_icon_name ("go-next-symbolic"));
-                        g_signal_connect_object (row, "activated",
-                                                 G_CALLBACK (on_session_activated), self, 0);
-                }
-                adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+        for (guint i = 0; vms && i < vms->len; i++, n++) {
+                CorralSessionInfo *info = vms->pdata[i];
+                add_session_row (group, self, info->vm_name, info->state,
+                                 find_record (records, info->vm_name));
         }
-        if (error || !list || list->len == 0) {
+        /* Removed workspaces whose task is remembered: reopening makes them again. Only when the
+         * list of workspaces is known; otherwise the error row says why nothing is listed. */
+        for (guint i = 0; vms && records && i < records->len; i++) {
+                CorralTaskRecord *record = records->pdata[i];
+                gboolean listed = FALSE;
+
+                for (guint j = 0; j < vms->len && !listed; j++)
+                        listed = g_str_equal (((CorralSessionInfo *) vms->pdata[j])->vm_name,
+                                              record->vm_name);
+                if (!listed) {
+                        add_session_row (group, self, record->vm_name,
+                                         _ ("Workspace removed, set up again when opened"), record);
+                        n++;
+                }
+        }
+        if (error || n == 0) {
                 GtkWidget *row = adw_action_row_new ();
                 g_autofree char *msg = error ? g_markup_escape_text (error->message, -1) : NULL;
 
@@ -375,6 +514,20 @@ on_sessions_listed (GObject *source, GAsyncResult *res, gpointer user_data)
                 adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
         }
         g_object_unref (group);
+}
+
+static void
+on_sessions_listed (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GtkWidget *group = user_data;
+        GError *error = NULL;
+        GPtrArray *list = corral_launcher_list_finish (CORRAL_LAUNCHER (source), res, &error);
+
+        g_object_set_data_full (G_OBJECT (group), "vms", list, (GDestroyNotify) g_ptr_array_unref);
+        g_object_set_data_full (G_OBJECT (group), "error", error, (GDestroyNotify) g_error_free);
+        /* The group keeps its reference until the records are read. */
+        corral_ui_run_in_thread (list_records, NULL, NULL, (GDestroyNotify) g_ptr_array_unref, NULL,
+                                 on_records_listed, group);
 }
 
 static void
@@ -398,6 +551,10 @@ corral_window_show_sessions (CorralWindow *self)
         GtkWidget *group = adw_preferences_group_new ();
 
         gtk_window_set_title (GTK_WINDOW (win), _ ("Earlier Tasks"));
+        /* Named, as every page: screen readers announce it. */
+        adw_preferences_page_set_title (ADW_PREFERENCES_PAGE (page), _ ("Earlier Tasks"));
+        adw_preferences_page_set_icon_name (ADW_PREFERENCES_PAGE (page),
+                                            "document-open-recent-symbolic");
         gtk_window_set_transient_for (GTK_WINDOW (win), GTK_WINDOW (self));
         gtk_window_set_modal (GTK_WINDOW (win), TRUE);
         adw_preferences_window_set_search_enabled (ADW_PREFERENCES_WINDOW (win), FALSE);
@@ -482,6 +639,7 @@ corral_window_dispose (GObject *object)
         g_clear_object (&self->launcher);
         g_clear_object (&self->settings);
         g_clear_pointer (&self->config, corral_task_config_free);
+        g_clear_pointer (&self->folder, g_free);
         g_clear_pointer (&self->reopen_vm, g_free);
         if (self->sessions)
                 gtk_window_destroy (GTK_WINDOW (g_steal_pointer (&self->sessions)));

@@ -3,7 +3,10 @@
  * loop against the fake model provider (in-process, real Anthropic wire format): the model
  * creates a file (it appears on the host), its rm is refused by the sandbox, it asks to delete,
  * the approval dialog shows and nothing is deleted until the person allows it; then it asks for
- * a network host and the network dialog shows.
+ * a network host and the network dialog shows. Then the app closes (the VM pauses), opens again
+ * and reopens the task from Earlier Tasks (the VM resumes, the conversation is back); then the
+ * VM is removed with corralctl and reopening the task makes it again, same folder and mode, and
+ * the conversation goes on.
  *
  * Suites vm and ui (it boots a VM; it needs a display, Xvfb when there is none).
  *
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "corral-resources.h"
+#include "corral-shares.h"
 #include "corral-vm-launcher.h"
 #include "corral-window.h"
 #include "egress-test.h"
@@ -71,6 +75,64 @@ answer (CorralChatView *chat, const char *response)
         ui_test_spin (50);
 }
 
+static GtkWidget *
+find_sessions_window (CorralWindow *window)
+{
+        GListModel *toplevels = gtk_window_get_toplevels ();
+
+        for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++) {
+                g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+                if (ADW_IS_PREFERENCES_WINDOW (w) &&
+                    gtk_window_get_transient_for (w) == GTK_WINDOW (window))
+                        return GTK_WIDGET (w);
+        }
+        return NULL;
+}
+
+static gboolean
+row_listed (gpointer data)
+{
+        void **args = data;
+        GtkWidget *win = find_sessions_window (args[0]);
+
+        args[2] = win ? ui_test_find (win, GTK_ACCESSIBLE_ROLE_LIST_ITEM, args[1]) : NULL;
+        return args[2] != NULL;
+}
+
+/* The app starts again and the task is opened from Earlier Tasks; its row says state. */
+static CorralWindow *
+reopen (CorralLauncher *launcher, GSettings *settings, const char *state)
+{
+        CorralWindow *window = corral_window_new (NULL, launcher, settings);
+        void *row[] = { window, (void *) "Documents", NULL };
+        void *session_page[] = { window, (void *) "session" };
+        CorralChatView *chat;
+
+        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
+        gtk_window_present (GTK_WINDOW (window));
+        ui_test_spin (300);
+        corral_window_show_sessions (window);
+        g_assert_true (ui_test_wait (row_listed, row, 30 * 1000));
+        g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (row[2]), state));
+        adw_action_row_activate (row[2]);
+        if (!ui_test_wait (page_is, session_page, 600 * 1000))
+                g_error ("the task did not reopen (page %s)", corral_window_get_page (window));
+        chat = corral_session_view_get_chat (corral_window_get_session_view (window));
+        g_assert_true (ui_test_wait (has_source, chat, 60 * 1000));
+        ui_test_spin (300);
+        /* The conversation so far: the person's words, the four tool calls, the reply. */
+        g_assert_nonnull (ui_test_find (GTK_WIDGET (window), GTK_ACCESSIBLE_ROLE_LABEL,
+                                        "Tidy up this folder"));
+        g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), >=, 4);
+        return window;
+}
+
+static gboolean
+dialog_shown (gpointer window)
+{
+        return corral_window_get_close_dialog (window) != NULL;
+}
+
 /* Removes every VM this test's state folder holds (the launcher names them per task). */
 static void
 cleanup_vms (void)
@@ -87,6 +149,65 @@ cleanup_vms (void)
 }
 
 static void
+got_result (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        *(GAsyncResult **) user_data = g_object_ref (res);
+}
+
+static GAsyncResult *
+wait_result (GAsyncResult **res)
+{
+        while (!*res)
+                g_main_context_iteration (NULL, TRUE);
+        return *res;
+}
+
+/* The VM's state, through the app's own libvirt connection (the embedded driver admits one
+ * process: corralctl cannot open it while the app runs). */
+static CorralVmState
+vm_state (CorralVmLauncher *launcher, const char *vm_name)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralVmInfo) info = NULL;
+        CorralVmManager *manager = corral_vm_launcher_get_manager (launcher);
+
+        g_assert_nonnull (manager);
+        corral_vm_manager_lookup_async (manager, vm_name, NULL, got_result, &res);
+        info = corral_vm_manager_lookup_finish (manager, wait_result (&res), &error);
+        g_assert_no_error (error);
+        return info->state;
+}
+
+static gboolean
+vm_paused (gpointer data)
+{
+        void **args = data;
+
+        ui_test_spin (200);
+        return vm_state (args[0], args[1]) == CORRAL_VM_STATE_PAUSED;
+}
+
+/* As `corralctl vm rm` does it: destroyed, undefined, its folder deleted. */
+static void
+remove_vm (CorralVmLauncher *launcher, const char *vm_name)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GAsyncResult) looked = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralVmInfo) info = NULL;
+        CorralVmManager *manager = corral_vm_launcher_get_manager (launcher);
+
+        corral_vm_manager_op_async (manager, vm_name, CORRAL_VM_OP_REMOVE, NULL, got_result, &res);
+        g_assert_true (corral_vm_manager_op_finish (manager, wait_result (&res), &error));
+        g_assert_no_error (error);
+        corral_vm_manager_lookup_async (manager, vm_name, NULL, got_result, &looked);
+        info = corral_vm_manager_lookup_finish (manager, wait_result (&looked), &error);
+        g_assert_null (info);
+        g_assert_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM);
+}
+
+static void
 test_real_session (void)
 {
         g_autoptr (GError) error = NULL;
@@ -100,6 +221,11 @@ test_real_session (void)
         g_autofree char *hello = g_build_filename (folder, "hello.txt", NULL);
         g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp);
         g_autofree char *reply = NULL;
+        g_autofree char *vm_name = NULL;
+        g_autofree char *request = NULL;
+        g_autoptr (GPtrArray) shares = NULL;
+        guint n_requests;
+        void *paused_args[2];
         CorralWindow *window;
         CorralFirstRun *fr;
         CorralChatView *chat;
@@ -172,6 +298,52 @@ test_real_session (void)
         reply = g_strdup (corral_chat_view_get_last_reply (chat));
         g_assert_cmpstr (g_strstrip (reply), ==, "Done.");
         ui_test_screenshot (GTK_WIDGET (window), "32-vm-done");
+        vm_name = g_strdup (
+                corral_session_view_get_vm_name (corral_window_get_session_view (window)));
+
+        /* Closing asks, then pauses the workspace; the app opens again and resumes it. */
+        gtk_window_close (GTK_WINDOW (window));
+        g_assert_true (ui_test_wait (dialog_shown, window, 5000));
+        adw_message_dialog_response (ADW_MESSAGE_DIALOG (corral_window_get_close_dialog (window)),
+                                     "pause");
+        paused_args[0] = launcher;
+        paused_args[1] = vm_name;
+        g_assert_true (ui_test_wait (vm_paused, paused_args, 30 * 1000));
+        window = reopen (CORRAL_LAUNCHER (launcher), settings, "Paused");
+        g_assert_cmpint (vm_state (launcher, vm_name), ==, CORRAL_VM_STATE_RUNNING);
+        ui_test_screenshot (GTK_WIDGET (window), "33-vm-reopened");
+        gtk_window_destroy (GTK_WINDOW (window));
+        ui_test_spin (100);
+
+        /* The workspace is removed behind the app's back: the task is still listed, and
+         * opening it makes a new workspace with the same folder, shared the same way. */
+        remove_vm (launcher, vm_name);
+        push_tool (fake, "t5", "shell", "{\"command\": \"cat /workspace/Documents/hello.txt\"}");
+        corral_fake_llm_server_push (fake, corral_fake_llm_anthropic_reply (
+                                                   "Still there.", NULL, NULL, NULL, "end_turn"));
+        window = reopen (CORRAL_LAUNCHER (launcher), settings, "Workspace removed");
+        g_assert_cmpstr (corral_session_view_get_vm_name (corral_window_get_session_view (window)),
+                         ==, vm_name);
+        shares = corral_shares_list (
+                corral_session_view_get_vm_dir (corral_window_get_session_view (window)), NULL);
+        g_assert_nonnull (shares);
+        g_assert_cmpuint (shares->len, ==, 1);
+        g_assert_cmpstr (((CorralShare *) shares->pdata[0])->path, ==, folder);
+        g_assert_cmpint (((CorralShare *) shares->pdata[0])->mode, ==, FS_MODE_RW_NODELETE);
+        chat = corral_session_view_get_chat (corral_window_get_session_view (window));
+        n_requests = corral_fake_llm_server_get_n_requests (fake);
+        corral_chat_view_send (chat, "Is hello.txt still there?");
+        g_assert_true (ui_test_wait (not_busy, chat, 120 * 1000));
+        g_clear_pointer (&reply, g_free);
+        reply = g_strdup (corral_chat_view_get_last_reply (chat));
+        g_assert_cmpstr (g_strstrip (reply), ==, "Still there.");
+        /* The model saw the whole conversation, and the new workspace's file. */
+        g_assert_cmpuint (corral_fake_llm_server_get_n_requests (fake), ==, n_requests + 2);
+        request =
+                cJSON_PrintUnformatted (corral_fake_llm_server_get_request (fake, n_requests + 1));
+        g_assert_nonnull (strstr (request, "Tidy up this folder"));
+        g_assert_nonnull (strstr (request, "hi\\n"));
+        ui_test_screenshot (GTK_WIDGET (window), "34-vm-recreated");
 
         gtk_window_destroy (GTK_WINDOW (window));
         ui_test_spin (100);

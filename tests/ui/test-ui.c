@@ -19,6 +19,7 @@
 #include "corral-preferences.h"
 #include "corral-secret-store.h"
 #include "corral-shares.h"
+#include "corral-task-record.h"
 #include "corral-tool-card.h"
 #include "corral-vm-manager.h"
 #include "corral-window.h"
@@ -41,6 +42,7 @@ struct _TestLauncher {
         guint suspended;
         char *resumed; /* the VM of the last resume call */
         gboolean resuming; /* the task in progress is a resume */
+        gboolean recreated; /* the last resume made a removed workspace again */
 };
 
 static void test_launcher_iface_init (CorralLauncherInterface *iface);
@@ -132,6 +134,7 @@ tl_list_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
 static void
 tl_resume_async (CorralLauncher *launcher,
                  const char *vm_name,
+                 const CorralTaskConfig *recreate,
                  CorralLaunchProgressFunc progress,
                  gpointer progress_data,
                  GCancellable *cancellable,
@@ -145,6 +148,9 @@ tl_resume_async (CorralLauncher *launcher,
         self->progress = progress;
         self->progress_data = progress_data;
         self->resuming = TRUE;
+        if (recreate)
+                g_task_set_task_data (self->task, corral_task_config_copy (recreate),
+                                      (GDestroyNotify) corral_task_config_free);
         g_free (self->resumed);
         self->resumed = g_strdup (vm_name);
         progress (CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL, progress_data);
@@ -186,7 +192,8 @@ test_launcher_init (TestLauncher *self)
 }
 
 /* Shares the folder in vm_dir (offline: shares.json) and finishes the start; a resume finds
- * it there already. */
+ * it there already, like the real launcher: a workspace that is gone (no shares.json) is made
+ * again from the task's config, or fails without one. */
 static void
 test_launcher_finish (TestLauncher *self)
 {
@@ -195,8 +202,19 @@ test_launcher_finish (TestLauncher *self)
         CorralLaunchResult *result;
         g_autoptr (GError) error = NULL;
         gboolean resuming = self->resuming;
+        g_autofree char *shares = g_build_filename (self->vm_dir, "shares.json", NULL);
 
         self->resuming = FALSE;
+        self->recreated = FALSE;
+        if (resuming && !g_file_test (shares, G_FILE_TEST_EXISTS)) {
+                if (!config) {
+                        g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
+                                                 "no such workspace");
+                        return;
+                }
+                self->recreated = TRUE;
+                resuming = FALSE;
+        }
         if (self->fail) {
                 g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_UNREACHABLE,
                                          "Cannot open qemu:///session: libvirt is not installed");
@@ -275,6 +293,11 @@ fixture_teardown (Fixture *f, gconstpointer data)
         g_clear_object (&f->launcher);
         g_clear_object (&f->settings);
         rm_rf (f->tmp);
+        {
+                /* Each test starts with no remembered tasks. */
+                g_autofree char *records = corral_task_record_dir ();
+                rm_rf (records);
+        }
         g_free (f->tmp);
         g_free (f->folder);
         g_free (f->vm_dir);
@@ -1010,16 +1033,53 @@ earlier_conversation (void)
         return conv;
 }
 
+static gboolean
+record_written (gpointer vm_name)
+{
+        g_autoptr (CorralTaskRecord) record = corral_task_record_load (vm_name, NULL);
+        return record != NULL;
+}
+
+/* A visible status page (the starting page's error) titled title. */
+static gboolean
+shows_status (GtkWidget *root, const char *title)
+{
+        if (!gtk_widget_get_visible (root) || !gtk_widget_get_child_visible (root))
+                return FALSE;
+        if (ADW_IS_STATUS_PAGE (root) &&
+            g_strcmp0 (adw_status_page_get_title (ADW_STATUS_PAGE (root)), title) == 0)
+                return TRUE;
+        for (GtkWidget *c = gtk_widget_get_first_child (root); c;
+             c = gtk_widget_get_next_sibling (c))
+                if (shows_status (c, title))
+                        return TRUE;
+        return FALSE;
+}
+
+static void
+restart_window (Fixture *f)
+{
+        gtk_window_destroy (GTK_WINDOW (f->window));
+        ui_test_spin (100);
+        f->window = corral_window_new (NULL, CORRAL_LAUNCHER (f->launcher), f->settings);
+        gtk_window_set_default_size (GTK_WINDOW (f->window), 1100, 760);
+        gtk_window_present (GTK_WINDOW (f->window));
+        ui_test_spin (300);
+        g_assert_cmpstr (corral_window_get_page (f->window), ==, "first-run");
+}
+
 static void
 test_reopen (Fixture *f, gconstpointer data)
 {
         g_autoptr (CorralDemoSource) demo = start_session (f);
         g_autoptr (CorralLlmConversation) conv = earlier_conversation ();
-        void *row_args[] = { NULL, (void *) "task-test", NULL };
+        /* Listed by its folder's name: the task has a record. */
+        void *row_args[] = { NULL, (void *) "Documents", NULL };
         CorralChatView *chat;
         GtkWidget *win, *card;
 
         g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
+        g_assert_true (ui_test_wait (record_written, (gpointer) "task-test", 5000));
         /* The app restarts: a new window on the same settings and VM folder. */
         gtk_window_destroy (GTK_WINDOW (f->window));
         ui_test_spin (100);
@@ -1062,6 +1122,150 @@ test_reopen (Fixture *f, gconstpointer data)
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, f->folder));
         ui_test_assert_buttons_named (win);
         ui_test_screenshot (win, "23-reopened");
+}
+
+/* The workspace was removed (corralctl vm rm): the task is still listed, from its record, and
+ * opening it makes the workspace again with the same folder and mode. */
+static void
+test_reopen_removed (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralDemoSource) demo = start_session (f);
+        g_autoptr (CorralTaskRecord) record = NULL;
+        g_autoptr (GPtrArray) shares = NULL;
+        g_autofree char *shares_file = g_build_filename (f->vm_dir, "shares.json", NULL);
+        g_autofree char *damaged = NULL;
+        g_autofree char *dir = corral_task_record_dir ();
+        void *row_args[] = { NULL, (void *) "Documents", NULL };
+        GtkWidget *sessions, *row;
+
+        g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
+        g_assert_true (ui_test_wait (record_written, (gpointer) "task-test", 5000));
+        record = corral_task_record_load ("task-test", NULL);
+        g_assert_cmpstr (record->config->folder, ==, f->folder);
+        g_assert_cmpint (record->config->mode, ==, FS_MODE_RW_NODELETE);
+        g_assert_cmpstr (record->config->image, ==, "minimal");
+        /* A damaged record beside it is skipped, never fatal. */
+        damaged = g_build_filename (dir, "task-20240101-000000.json", NULL);
+        g_assert_true (g_file_set_contents (damaged, "{\"version\":1,\"vm\":\"x", -1, NULL));
+
+        restart_window (f);
+        g_assert_cmpint (g_unlink (shares_file), ==, 0);
+        corral_window_show_sessions (f->window);
+        row_args[0] = f->window;
+        g_assert_true (ui_test_wait (row_listed, row_args, 5000));
+        row = row_args[2];
+        g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)),
+                                         "Workspace removed"));
+        g_assert_cmpstr (gtk_widget_get_tooltip_text (row), ==, f->folder);
+        sessions = find_sessions_window (f->window);
+        g_assert_null (
+                ui_test_find (sessions, GTK_ACCESSIBLE_ROLE_LIST_ITEM, "task-20240101-000000"));
+        ui_test_assert_buttons_named (sessions);
+        ui_test_screenshot (sessions, "27-earlier-tasks");
+        adw_action_row_activate (ADW_ACTION_ROW (row));
+        wait_page (f, "starting");
+        g_assert_cmpstr (f->launcher->resumed, ==, "task-test");
+        test_launcher_finish (f->launcher);
+        wait_page (f, "session");
+        g_assert_true (f->launcher->recreated);
+        /* The same folder, shared the same way, in the new workspace. */
+        shares = corral_shares_list (f->vm_dir, NULL);
+        g_assert_nonnull (shares);
+        g_assert_cmpuint (shares->len, ==, 1);
+        g_assert_cmpstr (((CorralShare *) shares->pdata[0])->path, ==, f->folder);
+        g_assert_cmpint (((CorralShare *) shares->pdata[0])->mode, ==, FS_MODE_RW_NODELETE);
+        g_assert_nonnull (
+                ui_test_find (GTK_WIDGET (f->window), GTK_ACCESSIBLE_ROLE_LABEL, f->folder));
+
+        /* Without a record, a removed workspace cannot be made again: said so, plainly. */
+        g_assert_true (corral_task_record_remove ("task-test", NULL));
+        restart_window (f);
+        g_assert_cmpint (g_unlink (shares_file), ==, 0);
+        corral_window_show_sessions (f->window);
+        row_args[0] = f->window;
+        row_args[1] = (void *) "task-20250101-090000";
+        g_assert_true (ui_test_wait (row_listed, row_args, 5000));
+        adw_action_row_activate (row_args[2]);
+        wait_page (f, "starting");
+        test_launcher_finish (f->launcher);
+        ui_test_spin (300);
+        g_assert_true (
+                corral_starting_page_get_failed (corral_window_get_starting_page (f->window)));
+        g_assert_true (shows_status (GTK_WIDGET (f->window), "This Task\u2019s Workspace Is Gone"));
+        g_assert_nonnull (
+                ui_test_find (GTK_WIDGET (f->window), GTK_ACCESSIBLE_ROLE_BUTTON, "Try Again"));
+}
+
+static void
+test_task_record (void)
+{
+        CorralTaskConfig config = { .folder = (char *) "/home/ada/My \"Reports\"",
+                                    .mode = FS_MODE_RW,
+                                    .image = (char *) "standard",
+                                    .memory_mib = 2048,
+                                    .vcpus = 2,
+                                    .network_preset = (char *) "allowlist",
+                                    .network_allow =
+                                            (char *[]){ "pypi.org", "*.github.com", NULL } };
+        CorralTaskRecord in = { .vm_name = (char *) "task-20261201-101500",
+                                .config = &config,
+                                .session_id = (char *) "abc-123",
+                                .created = 1764584100 };
+        g_autofree char *json = corral_task_record_to_json (&in);
+        g_autoptr (CorralTaskRecord) out = corral_task_record_from_json (json, strlen (json), NULL);
+        /* Each damaged field is named; nothing half-parsed comes back. */
+        static const char *const bad[] = {
+                "",
+                "[]",
+                "{\"version\":2}",
+                "{\"version\":1,\"vm\":\"../x\",\"created\":1,\"folder\":\"/a\",\"mode\":"
+                "\"rw\",\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
+                "\"vcpus\":1}",
+                "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"a\",\"mode\":\"rw\","
+                "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
+                "\"vcpus\":1}",
+                "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"/a\",\"mode\":\"all\","
+                "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
+                "\"vcpus\":1}",
+                "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"/a\",\"mode\":\"rw\","
+                "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":1e9,"
+                "\"vcpus\":1}",
+                "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"/a\",\"mode\":\"rw\","
+                "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
+                "\"vcpus\":1.5}",
+                "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"/a\",\"mode\":\"rw\","
+                "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
+                "\"vcpus\":1,\"session\":\"../../etc\"}",
+                "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"/a\",\"mode\":\"rw\","
+                "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
+                "\"vcpus\":1,\"network_allow\":[3]}",
+        };
+
+        g_assert_nonnull (out);
+        g_assert_cmpstr (out->vm_name, ==, in.vm_name);
+        g_assert_cmpstr (out->session_id, ==, "abc-123");
+        g_assert_cmpint (out->created, ==, in.created);
+        g_assert_cmpstr (out->config->folder, ==, config.folder);
+        g_assert_cmpint (out->config->mode, ==, FS_MODE_RW);
+        g_assert_cmpstr (out->config->image, ==, "standard");
+        g_assert_cmpuint (out->config->memory_mib, ==, 2048);
+        g_assert_cmpuint (out->config->vcpus, ==, 2);
+        g_assert_cmpstr (out->config->network_preset, ==, "allowlist");
+        g_assert_true (g_strv_equal ((const char *const *) out->config->network_allow,
+                                     (const char *const *) config.network_allow));
+        for (gsize i = 0; i < G_N_ELEMENTS (bad); i++) {
+                g_autoptr (GError) error = NULL;
+                g_autoptr (CorralTaskRecord) r =
+                        corral_task_record_from_json (bad[i], strlen (bad[i]), &error);
+                g_assert_null (r);
+                g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+                g_assert_true (g_str_has_prefix (error->message, "The task's record is damaged"));
+        }
+        {
+                g_autoptr (GError) error = NULL;
+                g_assert_null (corral_task_record_load ("task-19990101-000000", &error));
+                g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+        }
 }
 
 static void
@@ -1110,6 +1314,7 @@ ignore_no_wm_warnings (const char *domain, GLogLevelFlags level, const char *mes
 int
 main (int argc, char **argv)
 {
+        g_autofree char *state_dir = NULL;
         int ret;
 
         if (g_getenv ("CORRAL_VALGRIND")) {
@@ -1122,6 +1327,10 @@ main (int argc, char **argv)
         /* 77: no display (the TAP skip line is printed), which TAP reports as a skip with 0. */
         if ((ret = ui_test_setup_display ()) != 0)
                 return ret == 77 ? 0 : ret;
+        /* Task records and transcripts go to a folder of this run, never the person's. */
+        state_dir = g_dir_make_tmp ("corral-ui-state-XXXXXX", NULL);
+        g_assert_nonnull (state_dir);
+        g_setenv ("XDG_STATE_HOME", state_dir, TRUE);
         gtk_test_init (&argc, &argv, NULL);
         g_test_log_set_fatal_handler (ignore_no_wm_warnings, NULL);
         g_object_set (gtk_settings_get_default (), "gtk-cursor-blink", FALSE, NULL);
@@ -1152,9 +1361,12 @@ main (int argc, char **argv)
         ADD ("large-text", test_large_text);
         ADD ("close-pauses", test_close_pauses);
         ADD ("reopen", test_reopen);
+        ADD ("reopen-removed", test_reopen_removed);
 #undef ADD
         g_test_add_func ("/ui/activity-words", test_activity);
+        g_test_add_func ("/ui/task-record", test_task_record);
         ret = g_test_run ();
+        rm_rf (state_dir);
         ui_test_teardown_display ();
         return ret;
 }

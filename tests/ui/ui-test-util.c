@@ -221,7 +221,8 @@ has_label_child (GtkWidget *w)
 void
 ui_test_assert_buttons_named (GtkWidget *root)
 {
-        if (!gtk_widget_get_visible (root))
+        /* Like ui_test_find: what is on screen (a closed revealer's child is not). */
+        if (!gtk_widget_get_visible (root) || !gtk_widget_get_child_visible (root))
                 return;
         if (GTK_IS_BUTTON (root) && !has_label_child (root) &&
             !gtk_test_accessible_has_property (GTK_ACCESSIBLE (root),
