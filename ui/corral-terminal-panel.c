@@ -42,6 +42,11 @@ term_view_size_allocate (GtkWidget *widget, int width, int height, int baseline)
         VteTerminal *term = VTE_TERMINAL (widget);
 
         GTK_WIDGET_CLASS (term_view_parent_class)->size_allocate (widget, width, height, baseline);
+        /* The context menu is our child: GTK asks its parent to place it. */
+        for (GtkWidget *c = gtk_widget_get_first_child (widget); c;
+             c = gtk_widget_get_next_sibling (c))
+                if (GTK_IS_POPOVER (c))
+                        gtk_popover_present (GTK_POPOVER (c));
         if (vte_terminal_get_row_count (term) == self->rows &&
             vte_terminal_get_column_count (term) == self->cols)
                 return;
@@ -97,6 +102,7 @@ struct _CorralTerminalPanel {
         GtkWidget *terminal;
         GtkWidget *revealer;
         GtkWidget *message;
+        GtkWidget *menu; /* the terminal's context menu */
 };
 
 G_DEFINE_FINAL_TYPE (CorralTerminalPanel, corral_terminal_panel, GTK_TYPE_WIDGET)
@@ -264,6 +270,116 @@ build_bar (CorralTerminalPanel *self)
         return self->revealer;
 }
 
+/* Copy and paste ------------------------------------------------------------------------------ */
+
+static void
+copy_activated (GtkWidget *widget, const char *action, GVariant *param)
+{
+        VteTerminal *term = VTE_TERMINAL (CORRAL_TERMINAL_PANEL (widget)->terminal);
+
+        if (vte_terminal_get_has_selection (term))
+                vte_terminal_copy_clipboard_format (term, VTE_FORMAT_TEXT);
+}
+
+static void
+paste_activated (GtkWidget *widget, const char *action, GVariant *param)
+{
+        /* VTE commits the text (bracketed when the shell asked for it): on_commit sends it. */
+        vte_terminal_paste_clipboard (VTE_TERMINAL (CORRAL_TERMINAL_PANEL (widget)->terminal));
+}
+
+static void
+select_all_activated (GtkWidget *widget, const char *action, GVariant *param)
+{
+        vte_terminal_select_all (VTE_TERMINAL (CORRAL_TERMINAL_PANEL (widget)->terminal));
+}
+
+static void
+on_selection_changed (CorralTerminalPanel *self)
+{
+        gtk_widget_action_set_enabled (
+                GTK_WIDGET (self), "terminal.copy",
+                vte_terminal_get_has_selection (VTE_TERMINAL (self->terminal)));
+}
+
+static void
+popup_menu_at (CorralTerminalPanel *self, double x, double y)
+{
+        GdkRectangle at = { (int) x, (int) y, 1, 1 };
+
+        gtk_popover_set_pointing_to (GTK_POPOVER (self->menu), &at);
+        gtk_popover_popup (GTK_POPOVER (self->menu));
+}
+
+static void
+on_secondary_click (
+        GtkGestureClick *gesture, int n_press, double x, double y, CorralTerminalPanel *self)
+{
+        popup_menu_at (self, x, y);
+        gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
+}
+
+/* From the keyboard (Menu, Shift+F10): at the terminal's cursor. */
+static void
+menu_activated (GtkWidget *widget, const char *action, GVariant *param)
+{
+        CorralTerminalPanel *self = CORRAL_TERMINAL_PANEL (widget);
+        VteTerminal *term = VTE_TERMINAL (self->terminal);
+        glong col = 0, row = 0;
+        double top = gtk_adjustment_get_value (
+                gtk_scrollable_get_vadjustment (GTK_SCROLLABLE (self->terminal)));
+
+        vte_terminal_get_cursor_position (term, &col, &row);
+        popup_menu_at (self, (double) (col * vte_terminal_get_char_width (term)),
+                       (double) (row - (glong) top + 1) * vte_terminal_get_char_height (term));
+}
+
+/* The usual terminal keys (Ctrl+Shift+C/V/A, Shift+Insert; Ctrl+C stays the shell's
+ * interrupt) and a context menu (secondary click, Menu, Shift+F10). */
+static void
+add_clipboard_controls (CorralTerminalPanel *self)
+{
+        static const struct {
+                const char *trigger, *action;
+        } keys[] = {
+                { "<Control><Shift>c", "terminal.copy" },
+                { "<Control><Shift>v", "terminal.paste" },
+                { "<Shift>Insert", "terminal.paste" },
+                { "<Control><Shift>a", "terminal.select-all" },
+                { "Menu", "terminal.menu" },
+                { "<Shift>F10", "terminal.menu" },
+        };
+        GtkEventController *shortcuts = gtk_shortcut_controller_new ();
+        GtkGesture *click = gtk_gesture_click_new ();
+        g_autoptr (GMenu) menu = g_menu_new ();
+        g_autoptr (GMenu) section = g_menu_new ();
+
+        /* Before VTE, which would send the keys to the shell. */
+        gtk_event_controller_set_propagation_phase (shortcuts, GTK_PHASE_CAPTURE);
+        for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
+                gtk_shortcut_controller_add_shortcut (
+                        GTK_SHORTCUT_CONTROLLER (shortcuts),
+                        gtk_shortcut_new (gtk_shortcut_trigger_parse_string (keys[i].trigger),
+                                          gtk_named_action_new (keys[i].action)));
+        gtk_widget_add_controller (self->terminal, shortcuts);
+
+        g_menu_append (section, _ ("_Copy"), "terminal.copy");
+        g_menu_append (section, _ ("_Paste"), "terminal.paste");
+        g_menu_append_section (menu, NULL, G_MENU_MODEL (section));
+        g_menu_append (menu, _ ("Select _All"), "terminal.select-all");
+        self->menu = gtk_popover_menu_new_from_model (G_MENU_MODEL (menu));
+        gtk_popover_set_has_arrow (GTK_POPOVER (self->menu), FALSE);
+        gtk_widget_set_halign (self->menu, GTK_ALIGN_START);
+        gtk_widget_set_parent (self->menu, self->terminal);
+        gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (click), GDK_BUTTON_SECONDARY);
+        gtk_event_controller_set_propagation_phase (GTK_EVENT_CONTROLLER (click),
+                                                    GTK_PHASE_CAPTURE);
+        g_signal_connect (click, "pressed", G_CALLBACK (on_secondary_click), self);
+        gtk_widget_add_controller (self->terminal, GTK_EVENT_CONTROLLER (click));
+        g_signal_connect_swapped (self->terminal, "selection-changed",
+                                  G_CALLBACK (on_selection_changed), self);
+}
+
 static GtkWidget *
 build_terminal (CorralTerminalPanel *self)
 {
@@ -281,6 +397,7 @@ build_terminal (CorralTerminalPanel *self)
                                         _ ("Terminal in the workspace"), -1);
         g_signal_connect (term, "commit", G_CALLBACK (on_commit), self);
         g_signal_connect_swapped (term, "grid-changed", G_CALLBACK (send_size), self);
+        add_clipboard_controls (self);
         gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scrolled), GTK_POLICY_NEVER,
                                         GTK_POLICY_AUTOMATIC);
         gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), self->terminal);
@@ -303,6 +420,7 @@ corral_terminal_panel_dispose (GObject *object)
 
         stop_shell (self);
         g_clear_object (&self->client);
+        g_clear_pointer (&self->menu, gtk_widget_unparent);
         g_clear_pointer (&self->stack, gtk_widget_unparent);
         G_OBJECT_CLASS (corral_terminal_panel_parent_class)->dispose (object);
 }
@@ -313,6 +431,11 @@ corral_terminal_panel_class_init (CorralTerminalPanelClass *klass)
         GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
         G_OBJECT_CLASS (klass)->dispose = corral_terminal_panel_dispose;
+        gtk_widget_class_install_action (widget_class, "terminal.copy", NULL, copy_activated);
+        gtk_widget_class_install_action (widget_class, "terminal.paste", NULL, paste_activated);
+        gtk_widget_class_install_action (widget_class, "terminal.select-all", NULL,
+                                         select_all_activated);
+        gtk_widget_class_install_action (widget_class, "terminal.menu", NULL, menu_activated);
         gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 }
 
@@ -324,6 +447,7 @@ corral_terminal_panel_init (CorralTerminalPanel *self)
         gtk_stack_add_named (GTK_STACK (self->stack), build_terminal (self), "terminal");
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "empty");
         gtk_widget_set_parent (self->stack, GTK_WIDGET (self));
+        gtk_widget_action_set_enabled (GTK_WIDGET (self), "terminal.copy", FALSE);
 }
 
 GtkWidget *

@@ -633,6 +633,86 @@ wait_terminal_shows (VteTerminal *term, const char *needle)
         }
 }
 
+static void
+on_clipboard_text (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        char *text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), res, NULL);
+
+        *(char **) user_data = text ? text : g_strdup ("");
+}
+
+static gboolean
+string_set (gpointer data)
+{
+        return *(char **) data != NULL;
+}
+
+/* The terminal's key controller maps trigger to action. */
+static gboolean
+terminal_has_shortcut (VteTerminal *term, const char *trigger, const char *action)
+{
+        g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (GTK_WIDGET (term));
+        g_autoptr (GtkShortcutTrigger) want = gtk_shortcut_trigger_parse_string (trigger);
+
+        for (guint i = 0; i < g_list_model_get_n_items (controllers); i++) {
+                g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+
+                if (!GTK_IS_SHORTCUT_CONTROLLER (c))
+                        continue;
+                for (guint j = 0; j < g_list_model_get_n_items (G_LIST_MODEL (c)); j++) {
+                        g_autoptr (GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), j);
+                        GtkShortcutAction *a = gtk_shortcut_get_action (sc);
+
+                        if (gtk_shortcut_trigger_equal (gtk_shortcut_get_trigger (sc), want) &&
+                            GTK_IS_NAMED_ACTION (a) &&
+                            g_str_equal (gtk_named_action_get_action_name (GTK_NAMED_ACTION (a)),
+                                         action))
+                                return TRUE;
+                }
+        }
+        return FALSE;
+}
+
+/* Copy and paste, by the same actions the keys and the context menu use. */
+static void
+check_clipboard (CorralTerminalPanel *panel, VteTerminal *term)
+{
+        GdkClipboard *clipboard = gtk_widget_get_clipboard (GTK_WIDGET (term));
+        g_autofree char *copied = NULL;
+        GtkWidget *menu;
+
+        g_assert_true (terminal_has_shortcut (term, "<Control><Shift>c", "terminal.copy"));
+        g_assert_true (terminal_has_shortcut (term, "<Control><Shift>v", "terminal.paste"));
+        g_assert_true (terminal_has_shortcut (term, "<Shift>Insert", "terminal.paste"));
+        g_assert_true (terminal_has_shortcut (term, "<Shift>F10", "terminal.menu"));
+        /* Pasted text reaches the shell like typed text. */
+        gdk_clipboard_set_text (clipboard, "echo pasted-$((2*21))");
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (panel), "terminal.paste", NULL));
+        ui_test_spin (300);
+        vte_terminal_feed_child (term, "\r", -1);
+        wait_terminal_shows (term, "pasted-42");
+        /* The selection goes to the clipboard. */
+        g_assert_true (
+                gtk_widget_activate_action (GTK_WIDGET (panel), "terminal.select-all", NULL));
+        g_assert_true (vte_terminal_get_has_selection (term));
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (panel), "terminal.copy", NULL));
+        gdk_clipboard_read_text_async (clipboard, NULL, on_clipboard_text, &copied);
+        g_assert_true (ui_test_wait (string_set, &copied, 5000));
+        g_assert_nonnull (strstr (copied, "pasted-42"));
+        vte_terminal_unselect_all (term);
+        /* The context menu, from the keyboard. */
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (panel), "terminal.menu", NULL));
+        ui_test_spin (300);
+        menu = ui_test_find_type (GTK_WIDGET (term), GTK_TYPE_POPOVER_MENU);
+        g_assert_nonnull (menu);
+        g_assert_true (gtk_widget_get_mapped (menu));
+        g_assert_nonnull (ui_test_find (menu, GTK_ACCESSIBLE_ROLE_LABEL, "Paste"));
+        g_assert_nonnull (ui_test_find (menu, GTK_ACCESSIBLE_ROLE_LABEL, "Copy"));
+        ui_test_screenshot (menu, "26-terminal-menu");
+        gtk_popover_popdown (GTK_POPOVER (menu));
+        ui_test_spin (100);
+}
+
 /* The shell is running and has printed something (its prompt). */
 static gboolean
 shell_ready (gpointer data)
@@ -705,6 +785,7 @@ test_terminal (Fixture *f, gconstpointer data)
         vte_terminal_feed_child (term, "echo corral-$((6*7))\r", -1);
         wait_terminal_shows (term, "corral-42");
         check_pty_size (term);
+        check_clipboard (panel, term);
 
         /* A smaller font: more rows and columns, sent to the guest's PTY. */
         rows = vte_terminal_get_row_count (term);
@@ -1196,6 +1277,27 @@ test_reopen_removed (Fixture *f, gconstpointer data)
                 ui_test_find (GTK_WIDGET (f->window), GTK_ACCESSIBLE_ROLE_BUTTON, "Try Again"));
 }
 
+/* The Keyboard Shortcuts window builds, and lists the terminal's keys. */
+static void
+test_help_overlay (void)
+{
+        g_autoptr (GtkBuilder) builder = gtk_builder_new ();
+        g_autoptr (GError) error = NULL;
+        GtkWidget *overlay;
+
+        g_assert_true (gtk_builder_add_from_resource (
+                builder, "/org/corral/Corral/gtk/help-overlay.ui", &error));
+        g_assert_no_error (error);
+        overlay = GTK_WIDGET (gtk_builder_get_object (builder, "help_overlay"));
+        g_assert_true (GTK_IS_SHORTCUTS_WINDOW (overlay));
+        gtk_window_present (GTK_WINDOW (overlay));
+        ui_test_spin (300);
+        g_assert_nonnull (ui_test_find (overlay, GTK_ACCESSIBLE_ROLE_LABEL, "Terminal"));
+        g_assert_nonnull (ui_test_find (overlay, GTK_ACCESSIBLE_ROLE_LABEL, "Paste"));
+        ui_test_screenshot (overlay, "28-shortcuts");
+        gtk_window_destroy (GTK_WINDOW (overlay));
+}
+
 static void
 test_task_record (void)
 {
@@ -1365,6 +1467,7 @@ main (int argc, char **argv)
 #undef ADD
         g_test_add_func ("/ui/activity-words", test_activity);
         g_test_add_func ("/ui/task-record", test_task_record);
+        g_test_add_func ("/ui/help-overlay", test_help_overlay);
         ret = g_test_run ();
         rm_rf (state_dir);
         ui_test_teardown_display ();
