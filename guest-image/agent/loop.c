@@ -1,7 +1,8 @@
 /* loop.c — the epoll loop: fd sources, one timerfd multiplexing all timers, SIGCHLD/SIGTERM via
  * signalfd.
  *
- * One event is dispatched per epoll_wait call: a handler may free any object (a session end
+ * One event is dispatched per epoll_wait call (frames queued meanwhile are written once nothing is
+ * ready, see agent_run): a handler may free any object (a session end
  * frees channels, processes and watches), and the next epoll_wait only reports fds that are still
  * registered, so no handler ever runs for a freed object. Level-triggered readiness is reported
  * round-robin by the kernel, so this is fair.
@@ -9,6 +10,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "agent.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -21,6 +23,10 @@
 #include <unistd.h>
 
 bool agent_verbose;
+
+/* Queued frames are written at the latest after this many events or bytes. */
+#define FLUSH_EVERY_EVENTS 8
+#define FLUSH_BYTES (64 * 1024)
 
 static void __attribute__ ((format (printf, 1, 0))) vlog (const char *fmt, va_list ap)
 {
@@ -257,6 +263,7 @@ agent_loop_init (Agent *a)
         if (sigprocmask (SIG_BLOCK, &mask, NULL) < 0)
                 return -errno;
         signal (SIGPIPE, SIG_IGN);
+        spawn_prepare ();
 
         fd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (fd < 0)
@@ -281,27 +288,48 @@ agent_loop_init (Agent *a)
 int
 agent_run (Agent *a)
 {
+        unsigned unflushed = 0;
+        bool blocked = false; /* the last flush left frames queued: on_out takes over */
+
+        /* Frames are written when nothing else is ready, or once enough has queued: events that
+         * come together, such as a command's two ends of output and its exit, then leave in one
+         * write, and each write to a virtio port costs a VM exit. A failed flush can end the
+         * agent (EOF on --fd / --stdio). */
         while (!a->quit) {
                 struct epoll_event ev;
+                bool pending;
                 int n;
 
-                /* A failed flush can end the agent (EOF on --fd / --stdio). */
-                transport_flush (a);
+                if (a->outq_head && !blocked &&
+                    (unflushed >= FLUSH_EVERY_EVENTS || a->outq_bytes >= FLUSH_BYTES)) {
+                        transport_flush (a);
+                        unflushed = 0;
+                        blocked = a->outq_head != NULL;
+                }
                 if (a->quit)
                         break;
-                n = epoll_wait (a->epfd, &ev, 1, -1);
-
+                pending = a->outq_head && a->connected && !blocked;
+                n = epoll_wait (a->epfd, &ev, 1, pending ? 0 : -1);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
                         agent_log ("epoll_wait: %s", strerror (errno));
                         return -errno;
                 }
-                if (n == 1) {
-                        Source *s = ev.data.ptr;
-
-                        s->func (a, s, ev.events);
+                if (n == 0) {
+                        transport_flush (a);
+                        unflushed = 0;
+                        blocked = a->outq_head != NULL;
+                        continue;
                 }
+                {
+                        Source *src = ev.data.ptr;
+
+                        src->func (a, src, ev.events);
+                }
+                unflushed++;
+                if (!a->outq_head)
+                        blocked = false;
         }
         return 0;
 }

@@ -126,5 +126,8 @@ typedef struct {
         uint64_t nofile_soft, nofile_hard; /* the agent's original limit, restored in the child */
 } SpawnParams;
 
+/* Records which signals children must set back to the default; called once the agent's own
+ * dispositions are in place (the first spawn would otherwise pay for it). */
+void spawn_prepare (void);
 /* Fills p->pid and its fds. Negative errno, from the agent or the child's execve. */
 int spawn_proc (Agent *a, Proc *p, const SpawnParams *sp, const char **ret_step);

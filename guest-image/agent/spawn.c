@@ -43,6 +43,7 @@ typedef struct {
         int fds[3];
         int slave;
         const char *path_env; /* PATH from sp->envp, for the search in the child */
+        const sigset_t *reset; /* the signals to set back to SIG_DFL */
         int step; /* written by the child on failure */
         int err; /* 0: execve succeeded */
 } SpawnChild;
@@ -139,7 +140,8 @@ child (void *arg)
 
         umask (022);
         for (int sig = 1; sig < NSIG; sig++)
-                signal (sig, SIG_DFL);
+                if (sigismember (c->reset, sig) == 1)
+                        signal (sig, SIG_DFL);
         sigemptyset (&empty);
         sigprocmask (SIG_SETMASK, &empty, NULL);
         /* Everything but 0-2 closes on exec. */
@@ -158,6 +160,35 @@ env_lookup (char **envp, const char *key)
                 if (strncmp (*e, key, klen) == 0 && (*e)[klen] == '=')
                         return *e + klen + 1;
         return NULL;
+}
+
+/* The signals whose disposition in the agent is not the default: its own (SIGPIPE ignored) and
+ * any ignore inherited from whoever started it. The loop sets dispositions once, before any
+ * spawn, and spawn_prepare() reads them then; each child resets only these instead of making
+ * one system call per signal (about 60, tens of microseconds each under TCG). */
+static const sigset_t *
+non_default_signals (void)
+{
+        static sigset_t set;
+        static bool done;
+
+        if (!done) {
+                sigemptyset (&set);
+                for (int sig = 1; sig < NSIG; sig++) {
+                        struct sigaction sa;
+
+                        if (sigaction (sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL)
+                                sigaddset (&set, sig);
+                }
+                done = true;
+        }
+        return &set;
+}
+
+void
+spawn_prepare (void)
+{
+        non_default_signals ();
 }
 
 /* One stack for all children: a child uses it only until execve, and CLONE_VFORK keeps the
@@ -300,6 +331,7 @@ spawn_proc (Agent *a, Proc *p, const SpawnParams *sp, const char **ret_step)
                 c.fds[2] = fds[3];
         }
         c.path_env = env_lookup (sp->envp, "PATH");
+        c.reset = non_default_signals ();
 
         pid = clone_child (&c, &step);
 

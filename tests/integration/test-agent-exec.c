@@ -80,6 +80,17 @@ test_signal (Fixture *fx, gconstpointer data)
         g_assert_cmpint (res->exit_code, ==, -1);
 }
 
+/* Commands start with every signal at its default and none blocked, whatever the agent ignores
+ * (SIGPIPE) or inherited ignored (SIGUSR2, set in main) and blocks (its signalfd set). */
+static void
+test_signal_defaults (Fixture *fx, gconstpointer data)
+{
+        g_autoptr (CorralRunResult) res =
+                run_shell (fx, "exec grep -E '^Sig(Blk|Ign)' /proc/self/status");
+
+        assert_stdout (res, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
 static void
 test_timeout (Fixture *fx, gconstpointer data)
 {
@@ -554,10 +565,13 @@ main (int argc, char **argv)
 {
         g_test_init (&argc, &argv, NULL);
 
+        /* Inherited by every agent started here: their commands must not inherit it. */
+        signal (SIGUSR2, SIG_IGN);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
         ADD ("/agent-exec/exit-codes", test_exit_codes);
         ADD ("/agent-exec/stdout-stderr", test_stdout_stderr);
         ADD ("/agent-exec/signal", test_signal);
+        ADD ("/agent-exec/signal-defaults", test_signal_defaults);
         ADD ("/agent-exec/timeout", test_timeout);
         ADD ("/agent-exec/kill", test_kill);
         ADD ("/agent-exec/stdin-round-trip", test_stdin_round_trip);
