@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -283,13 +284,18 @@ close_all (int *fds, size_t n)
         }
 }
 
+/* fd is an end of a pipe made here, whose status flags are known (access_mode: one F_SETFL
+ * makes it non-blocking), or a PTY master that already is (access_mode < 0). Output is watched
+ * at once; proc_set_interest changes that only when the host's queue is full. */
 static void
-add_source (Agent *a, Source *s, int fd)
+add_source (Agent *a, Source *s, int fd, int access_mode, uint32_t events)
 {
-        int r = fd_set_nonblock (fd);
+        int r = 0;
 
+        if (access_mode >= 0 && fcntl (fd, F_SETFL, access_mode | O_NONBLOCK) < 0)
+                r = -errno;
         if (r == 0)
-                r = source_add (a, s, fd, 0);
+                r = source_add (a, s, fd, events);
         if (r < 0) {
                 /* The stream then counts as ended (proc_start_io). */
                 agent_log ("cannot watch a child fd: %s", strerror (-r));
@@ -352,13 +358,13 @@ spawn_proc (Agent *a, Proc *p, const SpawnParams *sp, const char **ret_step)
         p->pid = pid;
         p->pty = sp->pty;
         if (sp->pty) {
-                add_source (a, &p->out[0], fds[6]);
+                add_source (a, &p->out[0], fds[6], -1, EPOLLIN);
                 p->has_input = p->out[0].fd >= 0;
         } else {
-                add_source (a, &p->out[0], fds[0]);
-                add_source (a, &p->out[1], fds[2]);
+                add_source (a, &p->out[0], fds[0], O_RDONLY, EPOLLIN);
+                add_source (a, &p->out[1], fds[2], O_RDONLY, EPOLLIN);
                 if (sp->use_stdin) {
-                        add_source (a, &p->in, fds[5]);
+                        add_source (a, &p->in, fds[5], O_WRONLY, 0);
                         p->has_input = p->in.fd >= 0;
                 }
         }
