@@ -7,7 +7,6 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-#include "agent-store.h"
 #include "corral-secret-store.h"
 #include "corral-task-record.h"
 #include "corral-ui-util.h"

@@ -124,12 +124,17 @@ on_record_saved (GObject *source, GAsyncResult *res, gpointer user_data)
         g_autoptr (GError) error = NULL;
 
         /* Only reopening the task later depends on it; the task itself goes on. */
-        if (!corral_ui_run_in_thread_finish (res, &error))
-                adw_toast_overlay_add_toast (
-                        ADW_TOAST_OVERLAY (r->window->toasts),
-                        adw_toast_new (_ ("This task will not be listed under Earlier Tasks")));
+        if (!corral_ui_run_in_thread_finish (res, &error)) {
+                g_message ("Could not record the task: %s", error->message);
+                if (!gtk_widget_in_destruction (GTK_WIDGET (r->window)))
+                        adw_toast_overlay_add_toast (
+                                ADW_TOAST_OVERLAY (r->window->toasts),
+                                adw_toast_new (
+                                        _ ("This task will not be listed under Earlier Tasks")));
+        }
         /* After the record: the assistant adds its session id to it. */
-        connect_assistant (r->window, r->result);
+        if (!gtk_widget_in_destruction (GTK_WIDGET (r->window)))
+                connect_assistant (r->window, r->result);
         g_object_unref (r->window);
         corral_launch_result_free (r->result);
         g_free (r);
