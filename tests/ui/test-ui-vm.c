@@ -75,30 +75,6 @@ answer (CorralChatView *chat, const char *response)
         ui_test_spin (50);
 }
 
-static GtkWidget *
-find_sessions_window (CorralWindow *window)
-{
-        GListModel *toplevels = gtk_window_get_toplevels ();
-
-        for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++) {
-                g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
-                if (ADW_IS_PREFERENCES_WINDOW (w) &&
-                    gtk_window_get_transient_for (w) == GTK_WINDOW (window))
-                        return GTK_WIDGET (w);
-        }
-        return NULL;
-}
-
-static gboolean
-row_listed (gpointer data)
-{
-        void **args = data;
-        GtkWidget *win = find_sessions_window (args[0]);
-
-        args[2] = win ? ui_test_find (win, GTK_ACCESSIBLE_ROLE_LIST_ITEM, args[1]) : NULL;
-        return args[2] != NULL;
-}
-
 /* The app starts again and the task is opened from Earlier Tasks; its row says state. */
 static CorralWindow *
 reopen (CorralLauncher *launcher, GSettings *settings, const char *state)
@@ -112,7 +88,7 @@ reopen (CorralLauncher *launcher, GSettings *settings, const char *state)
         gtk_window_present (GTK_WINDOW (window));
         ui_test_spin (300);
         corral_window_show_sessions (window);
-        g_assert_true (ui_test_wait (row_listed, row, 30 * 1000));
+        g_assert_true (ui_test_wait (ui_test_row_listed, row, 30 * 1000));
         g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (row[2]), state));
         adw_action_row_activate (row[2]);
         if (!ui_test_wait (page_is, session_page, 600 * 1000))

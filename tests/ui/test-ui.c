@@ -864,30 +864,6 @@ test_close_pauses (Fixture *f, gconstpointer data)
         f->closed = TRUE;
 }
 
-static GtkWidget *
-find_sessions_window (CorralWindow *window)
-{
-        GListModel *toplevels = gtk_window_get_toplevels ();
-
-        for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++) {
-                g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
-                if (ADW_IS_PREFERENCES_WINDOW (w) &&
-                    gtk_window_get_transient_for (w) == GTK_WINDOW (window))
-                        return GTK_WIDGET (w);
-        }
-        return NULL;
-}
-
-static gboolean
-row_listed (gpointer data)
-{
-        void **args = data;
-        GtkWidget *win = find_sessions_window (args[0]);
-
-        args[2] = win ? ui_test_find (win, GTK_ACCESSIBLE_ROLE_LIST_ITEM, args[1]) : NULL;
-        return args[2] != NULL;
-}
-
 /* An earlier conversation as the agent loop keeps it: a task, a reply with a tool call, its
  * result, and the closing words. */
 static CorralLlmConversation *
@@ -970,11 +946,11 @@ test_reopen (Fixture *f, gconstpointer data)
 
         corral_window_show_sessions (f->window);
         row_args[0] = f->window;
-        g_assert_true (ui_test_wait (row_listed, row_args, 5000));
+        g_assert_true (ui_test_wait (ui_test_row_listed, row_args, 5000));
         g_assert_true (gtk_list_box_row_get_activatable (row_args[2]));
         adw_action_row_activate (row_args[2]);
         wait_page (f, "starting");
-        g_assert_null (find_sessions_window (f->window));
+        g_assert_null (ui_test_find_sessions_window (GTK_WINDOW (f->window)));
         g_assert_cmpstr (f->launcher->resumed, ==, "task-test");
         test_launcher_finish (f->launcher);
         wait_page (f, "session");
@@ -1030,12 +1006,12 @@ test_reopen_removed (Fixture *f, gconstpointer data)
         g_assert_cmpint (g_unlink (shares_file), ==, 0);
         corral_window_show_sessions (f->window);
         row_args[0] = f->window;
-        g_assert_true (ui_test_wait (row_listed, row_args, 5000));
+        g_assert_true (ui_test_wait (ui_test_row_listed, row_args, 5000));
         row = row_args[2];
         g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)),
                                          "Workspace removed"));
         g_assert_cmpstr (gtk_widget_get_tooltip_text (row), ==, f->folder);
-        sessions = find_sessions_window (f->window);
+        sessions = ui_test_find_sessions_window (GTK_WINDOW (f->window));
         g_assert_null (
                 ui_test_find (sessions, GTK_ACCESSIBLE_ROLE_LIST_ITEM, "task-20240101-000000"));
         ui_test_assert_buttons_named (sessions);
@@ -1062,7 +1038,7 @@ test_reopen_removed (Fixture *f, gconstpointer data)
         corral_window_show_sessions (f->window);
         row_args[0] = f->window;
         row_args[1] = (void *) "task-20250101-090000";
-        g_assert_true (ui_test_wait (row_listed, row_args, 5000));
+        g_assert_true (ui_test_wait (ui_test_row_listed, row_args, 5000));
         adw_action_row_activate (row_args[2]);
         wait_page (f, "starting");
         test_launcher_finish (f->launcher);
