@@ -453,8 +453,17 @@ replay_tool (const CorralLlmBlock *use, const CorralLlmBlock *result)
                 tool->command = g_utf8_make_valid (command->valuestring, -1);
         tool->finished = TRUE;
         if (result) {
+                g_autoptr (GPtrArray) blocked = NULL;
+                int exit_code = -1;
+
                 tool->output = g_utf8_make_valid (result->text ? result->text : "", -1);
                 tool->is_error = result->is_error;
+                /* What the live card showed: the exit status and the sandbox's refusals. */
+                corral_agent_result_describe (tool->output, &exit_code, &blocked);
+                if (tool->command)
+                        tool->exit_code = exit_code;
+                for (guint i = 0; i < blocked->len; i++)
+                        g_ptr_array_add (tool->blocked, g_steal_pointer (&blocked->pdata[i]));
         } else {
                 tool->output = g_strdup (_ ("The task was interrupted before this finished."));
                 tool->is_error = TRUE;

@@ -63,6 +63,8 @@ gboolean agent_tools_run_finish (GAsyncResult *result, GError **error);
 
 /* Completes the call with text for the model (takes it). */
 void agent_tool_call_return (AgentToolCall *call, char *text, gboolean is_error);
+/* The exit status in the shell tool's last line of a result ("[exit status N]"), or -1. */
+int agent_shell_parse_status (const char *line, gsize len);
 void agent_tool_call_return_error (AgentToolCall *call, const GError *error);
 
 /* Argument helpers: on a missing or mistyped argument they complete the call with an error

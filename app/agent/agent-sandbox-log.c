@@ -194,6 +194,13 @@ explain_egress (const cJSON *rec)
                 host, port, rule, *reason ? ", " : "", reason, host, port);
 }
 
+const char *
+agent_sandbox_explanation_prefix (void)
+{
+        /* Every explanation below starts so (their translations must too). */
+        return _ ("Blocked by the sandbox:");
+}
+
 char *
 agent_sandbox_explain (const cJSON *record)
 {

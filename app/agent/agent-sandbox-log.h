@@ -33,6 +33,8 @@ GPtrArray *agent_sandbox_read_since (const char *vm_dir, AgentLogMark *mark, gui
 
 /* TRUE for a refusal (file server "refused", egress "denied"). */
 gboolean agent_sandbox_is_refusal (const cJSON *record);
+/* The start of every refusal explained for the model (translated). */
+const char *agent_sandbox_explanation_prefix (void);
 /* A refusal explained for the model; NULL for other records. (transfer full) */
 char *agent_sandbox_explain (const cJSON *record);
 /* One line for a tool card: "unlink proj/notes.txt: refused (no-delete)", "GET example.com:443

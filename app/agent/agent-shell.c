@@ -65,6 +65,29 @@ status_text (Shell *shell)
         return g_strdup_printf (_ ("[exit status %d]"), card->exit_code);
 }
 
+int
+agent_shell_parse_status (const char *line, gsize len)
+{
+        /* The same (translated) format status_text() writes: text, a number, text. */
+        const char *format = _ ("[exit status %d]");
+        const char *d = strstr (format, "%d");
+        gsize head, tail;
+        g_autofree char *digits = NULL;
+        guint64 code;
+
+        if (!d)
+                return -1;
+        head = (gsize) (d - format);
+        tail = strlen (d + 2);
+        if (len <= head + tail || strncmp (line, format, head) != 0 ||
+            strncmp (line + len - tail, d + 2, tail) != 0)
+                return -1;
+        digits = g_strndup (line + head, len - head - tail);
+        if (!g_ascii_string_to_unsigned (digits, 10, 0, 255, &code, NULL))
+                return -1;
+        return (int) code;
+}
+
 static void
 waited (GObject *source, GAsyncResult *result, gpointer user_data)
 {

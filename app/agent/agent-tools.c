@@ -194,6 +194,37 @@ add_sandbox_records (AgentToolCall *call, GString *text)
 }
 
 void
+corral_agent_result_describe (const char *text, int *ret_exit_code, GPtrArray **ret_blocked)
+{
+        const char *prefix = agent_sandbox_explanation_prefix ();
+        GPtrArray *blocked = g_ptr_array_new_with_free_func (g_free);
+        g_autofree char *needle = g_strconcat ("\n\n", prefix, NULL);
+        const char *first = text ? strstr (text, needle) : NULL;
+        const char *end, *line;
+
+        g_return_if_fail (ret_exit_code != NULL && ret_blocked != NULL);
+        *ret_exit_code = -1;
+        *ret_blocked = blocked;
+        if (!text)
+                return;
+        /* The command's part ends with its status line; the refusals follow, a paragraph each
+         * (add_sandbox_records). */
+        end = first ? first : text + strlen (text);
+        while (end > text && end[-1] == '\n')
+                end--;
+        line = g_strrstr_len (text, end - text, "\n");
+        line = line ? line + 1 : text;
+        *ret_exit_code = agent_shell_parse_status (line, (gsize) (end - line));
+        for (const char *p = first; p; p = strstr (p + 2, needle)) {
+                const char *start = p + 2;
+                const char *stop = strstr (start, "\n\n");
+
+                g_ptr_array_add (blocked, stop ? g_strndup (start, (gsize) (stop - start))
+                                               : g_strdup (start));
+        }
+}
+
+void
 agent_tool_call_return (AgentToolCall *call, char *text, gboolean is_error)
 {
         GString *out = g_string_new (text);

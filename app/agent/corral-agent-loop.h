@@ -165,6 +165,12 @@ CorralAgentTaskResult *corral_agent_session_run_task_finish (CorralAgentSession 
                                                              GAsyncResult *result,
                                                              GError **error);
 
+/* What a stored tool result says about its call, for showing an earlier conversation again:
+ * *ret_exit_code is the shell's exit status at the end of its output (-1 without one), and
+ * *ret_blocked (transfer full, element-type utf8) every refusal of the sandbox explained in it.
+ * It recognises the texts this library writes (in the current language). */
+void corral_agent_result_describe (const char *text, int *ret_exit_code, GPtrArray **ret_blocked);
+
 /* The system prompt the next task would use (for tests and the UI's "what the agent knows").
  * (transfer full) */
 char *corral_agent_session_build_system_prompt (CorralAgentSession *self);

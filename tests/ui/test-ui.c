@@ -880,7 +880,8 @@ earlier_conversation (void)
         g_ptr_array_add (first->blocks, corral_llm_block_new_tool_use ("call-1", "shell", input));
         first->stop_reason = CORRAL_LLM_STOP_TOOL_USE;
         corral_llm_conversation_add_response (conv, first);
-        corral_llm_conversation_add_tool_result (conv, "call-1", "report-old.docx\n", FALSE);
+        corral_llm_conversation_add_tool_result (conv, "call-1", "report-old.docx\n[exit status 0]",
+                                                 FALSE);
         g_ptr_array_add (last->blocks,
                          corral_llm_block_new_text ("There is one report: report-old.docx."));
         corral_llm_conversation_add_response (conv, last);
@@ -972,6 +973,8 @@ test_reopen (Fixture *f, gconstpointer data)
         g_assert_nonnull (card);
         g_assert_true (corral_tool_card_get_finished (CORRAL_TOOL_CARD (card)));
         g_assert_cmpstr (corral_tool_card_get_id (CORRAL_TOOL_CARD (card)), ==, "call-1");
+        /* The restored card says what the live one said. */
+        g_assert_nonnull (ui_test_find (card, GTK_ACCESSIBLE_ROLE_LABEL, "Output (exit status 0)"));
         /* The window's title says which folder the reopened task works on. */
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, f->folder));
         ui_test_assert_buttons_named (win);

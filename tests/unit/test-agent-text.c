@@ -7,6 +7,7 @@
 #include "corral-agent-client.h"
 #include "agent-store.h"
 #include "agent-text.h"
+#include "corral-agent-loop.h"
 
 #include <gio/gio.h>
 #include <string.h>
@@ -122,6 +123,44 @@ test_ids (void)
                 "0123456789012345678901234567890123456789012345678901234567890123456789"));
 }
 
+/* A stored result read back for the UI: the status line ends the command's part, refusals
+ * follow a paragraph each; look-alikes inside the output do not count. */
+static void
+test_result_describe (void)
+{
+        const struct {
+                const char *text;
+                int exit_code;
+                guint n_blocked;
+        } cases[] = {
+                { "hi\n[exit status 0]", 0, 0 },
+                { "[exit status 5]\nmore\n[exit status 1]", 1, 0 },
+                { "rm: cannot remove\n[exit status 1]\n\nBlocked by the sandbox: unlink of "
+                  "/workspace/d/x was refused (rule “no-delete”).\n\nBlocked by the sandbox: a "
+                  "connection to pypi.org:443 was refused by the network policy.",
+                  1, 2 },
+                { "(no output)\n[killed by signal 9]", -1, 0 },
+                { "[exit status abc]", -1, 0 },
+                { "[exit status 999]", -1, 0 },
+                { "[exit status ]", -1, 0 },
+                { "Created /workspace/d/x (1 lines).\n\nBlocked by the sandbox: write of x", -1,
+                  1 },
+                { "", -1, 0 },
+        };
+
+        for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+                g_autoptr (GPtrArray) blocked = NULL;
+                int code = 42;
+
+                corral_agent_result_describe (cases[i].text, &code, &blocked);
+                g_assert_cmpint (code, ==, cases[i].exit_code);
+                g_assert_cmpuint (blocked->len, ==, cases[i].n_blocked);
+                for (guint j = 0; j < blocked->len; j++)
+                        g_assert_true (
+                                g_str_has_prefix (blocked->pdata[j], "Blocked by the sandbox:"));
+        }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -132,5 +171,6 @@ main (int argc, char **argv)
         g_test_add_func ("/agent-text/terminal-truncate", test_terminal_and_truncate);
         g_test_add_func ("/agent-text/explain", test_explain);
         g_test_add_func ("/agent-text/ids", test_ids);
+        g_test_add_func ("/agent-text/result-describe", test_result_describe);
         return g_test_run ();
 }
