@@ -24,10 +24,22 @@ static FsServer *server;
 static char *outside_canary;
 static uint8_t *reply;
 
+static char *work_dir;
+
+static void
+remove_work_dir (void)
+{
+        const char *argv[] = { "rm", "-rf", work_dir, NULL };
+
+        /* What the fuzzed requests created there, too: nothing stays behind in /tmp. */
+        g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                      NULL);
+}
+
 static void
 setup (void)
 {
-        g_autofree char *dir = g_dir_make_tmp ("corral-fuzz-fs-XXXXXX", NULL);
+        const char *dir = work_dir = g_dir_make_tmp ("corral-fuzz-fs-XXXXXX", NULL);
         g_autofree char *share = g_build_filename (dir, "share", NULL);
         g_autofree char *outside = g_build_filename (dir, "outside", NULL);
         g_autofree char *p = NULL;
@@ -54,6 +66,7 @@ setup (void)
         p = g_build_filename (share, ".git", "config", NULL);
         g_file_set_contents (p, "[core]", -1, NULL);
 
+        atexit (remove_work_dir);
         server = fs_server_new (NULL, NULL);
         fs_server_add_share (server, "s", share, FS_MODE_RW, NULL, NULL);
         reply = malloc (PROTO_MAX_PAYLOAD);

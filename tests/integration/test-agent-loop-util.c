@@ -5,18 +5,30 @@
 #include "test-agent-loop-util.h"
 
 #include <glib/gstdio.h>
+#include <stdlib.h>
 
 #define TEST_KEY "sk-test-0123456789abcdef"
+
+static char *env_root;
+
+static void
+remove_env_root (void)
+{
+        const char *argv[] = { "rm", "-rf", env_root, NULL };
+
+        /* Sessions and config the tests wrote: nothing stays behind in /tmp. */
+        g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                      NULL);
+}
 
 void
 fix_init_environment (void)
 {
-        static char *root;
-
-        root = g_dir_make_tmp ("corral-agent-loop-XXXXXX", NULL);
-        g_assert_nonnull (root);
-        g_setenv ("XDG_STATE_HOME", root, TRUE);
-        g_setenv ("XDG_CONFIG_HOME", root, TRUE);
+        env_root = g_dir_make_tmp ("corral-agent-loop-XXXXXX", NULL);
+        g_assert_nonnull (env_root);
+        g_setenv ("XDG_STATE_HOME", env_root, TRUE);
+        g_setenv ("XDG_CONFIG_HOME", env_root, TRUE);
+        atexit (remove_env_root);
 }
 
 static void
