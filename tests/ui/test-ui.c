@@ -41,6 +41,15 @@ typedef struct {
 } Fixture;
 
 static void
+open_window (Fixture *f)
+{
+        f->window = corral_window_new (NULL, CORRAL_LAUNCHER (f->launcher), f->settings);
+        gtk_window_set_default_size (GTK_WINDOW (f->window), 1100, 760);
+        gtk_window_present (GTK_WINDOW (f->window));
+        ui_test_spin (300);
+}
+
+static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
         g_autoptr (GSettingsBackend) backend = g_memory_settings_backend_new ();
@@ -56,10 +65,7 @@ fixture_setup (Fixture *f, gconstpointer data)
         f->settings = g_settings_new_with_backend ("org.corral.Corral", backend);
         f->launcher = g_object_new (TEST_TYPE_LAUNCHER, NULL);
         f->launcher->vm_dir = g_strdup (f->vm_dir);
-        f->window = corral_window_new (NULL, CORRAL_LAUNCHER (f->launcher), f->settings);
-        gtk_window_set_default_size (GTK_WINDOW (f->window), 1100, 760);
-        gtk_window_present (GTK_WINDOW (f->window));
-        ui_test_spin (300);
+        open_window (f);
 }
 
 static void
@@ -911,15 +917,13 @@ shows_status (GtkWidget *root, const char *title)
         return FALSE;
 }
 
+/* The app restarts: a new window on the same settings and VM folder. */
 static void
 restart_window (Fixture *f)
 {
         gtk_window_destroy (GTK_WINDOW (f->window));
         ui_test_spin (100);
-        f->window = corral_window_new (NULL, CORRAL_LAUNCHER (f->launcher), f->settings);
-        gtk_window_set_default_size (GTK_WINDOW (f->window), 1100, 760);
-        gtk_window_present (GTK_WINDOW (f->window));
-        ui_test_spin (300);
+        open_window (f);
         g_assert_cmpstr (corral_window_get_page (f->window), ==, "first-run");
 }
 
@@ -936,14 +940,8 @@ test_reopen (Fixture *f, gconstpointer data)
         g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
         g_assert_true (ui_test_wait (record_written, (gpointer) "task-test", 5000));
         /* The app restarts: a new window on the same settings and VM folder. */
-        gtk_window_destroy (GTK_WINDOW (f->window));
-        ui_test_spin (100);
-        f->window = corral_window_new (NULL, CORRAL_LAUNCHER (f->launcher), f->settings);
-        gtk_window_set_default_size (GTK_WINDOW (f->window), 1100, 760);
-        gtk_window_present (GTK_WINDOW (f->window));
-        ui_test_spin (300);
+        restart_window (f);
         win = GTK_WIDGET (f->window);
-        g_assert_cmpstr (corral_window_get_page (f->window), ==, "first-run");
 
         corral_window_show_sessions (f->window);
         row_args[0] = f->window;
