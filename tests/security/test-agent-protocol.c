@@ -102,6 +102,24 @@ process_gone (pid_t pid)
         return FALSE;
 }
 
+/* Whether pid has exec'd into a program called comm (its shell ran what came before). */
+static gboolean
+process_became (pid_t pid, const char *comm)
+{
+        g_autofree char *path = g_strdup_printf ("/proc/%d/comm", (int) pid);
+        gint64 deadline = g_get_monotonic_time () + (gint64) peer_timeout (5000) * 1000;
+
+        while (g_get_monotonic_time () < deadline) {
+                g_autofree char *text = NULL;
+
+                if (g_file_get_contents (path, &text, NULL, NULL) &&
+                    g_str_equal (g_strchomp (text), comm))
+                        return TRUE;
+                g_usleep (20000);
+        }
+        return FALSE;
+}
+
 /* HELLO and sessions -------------------------------------------------------------------------- */
 
 static void
@@ -217,6 +235,8 @@ test_second_hello (void)
         peer_exec_shell (p, "exec sleep 1000", 1, NULL, &fg_pid);
         bg = peer_exec_shell (p, "echo from-background; exec sleep 1000", 2, "\"background\":true",
                               &bg_pid);
+        /* Its echo is in the pipe before anything below can kill it. */
+        g_assert_true (process_became (bg_pid, "sleep"));
 
         cJSON_Delete (peer_hello (p));
         g_assert_true (process_gone (fg_pid));
