@@ -234,6 +234,12 @@ check_config (const CorralDomainConfig *c, GError **error)
             (c->net_socket && strlen (c->net_socket) > CORRAL_SOCKET_PATH_MAX) ||
             (c->vnc_socket && strlen (c->vnc_socket) > CORRAL_SOCKET_PATH_MAX))
                 return refuse (error, "socket path", "is longer than a unix socket allows");
+        if (c->remote && (c->fs_shm_name || c->vnc_socket))
+                return refuse (error, "remote VM",
+                               "cannot have shared-folder memory or a VNC socket: both need "
+                               "QEMU on this machine");
+        if (c->remote && c->transport != CORRAL_TRANSPORT_VIRTIO_SERIAL)
+                return refuse (error, "remote VM", "needs the virtio-serial transport");
         if (c->fs_shm_name &&
             (!corral_domain_name_is_valid (c->fs_shm_name) || c->fs_shm_mib == 0 ||
              c->fs_shm_mib > 256 || (c->fs_shm_mib & (c->fs_shm_mib - 1)) != 0))
@@ -280,6 +286,19 @@ write_os (XmlWriter *w, const CorralDomainConfig *c)
         xml_close (w, "os");
 }
 
+/* A virtio-serial port on a unix socket QEMU listens on: ours here, libvirt's over there. */
+static void
+write_channel (XmlWriter *w, const CorralDomainConfig *c, const char *path, const char *port)
+{
+        xml_open (w, "channel", "type", "unix", NULL);
+        if (c->remote)
+                xml_empty (w, "source", "mode", "bind", NULL);
+        else
+                xml_empty (w, "source", "mode", "bind", "path", path, NULL);
+        xml_empty (w, "target", "type", "virtio", "name", port, NULL);
+        xml_close (w, "channel");
+}
+
 static void
 write_devices (XmlWriter *w, const CorralDomainConfig *c)
 {
@@ -291,34 +310,30 @@ write_devices (XmlWriter *w, const CorralDomainConfig *c)
                 xml_empty (w, "target", "dev", "vda", "bus", "virtio", NULL);
                 xml_close (w, "disk");
         }
-        /* The serial console goes straight to a file: the tail is the crash report. */
-        xml_open (w, "serial", "type", "file", NULL);
-        xml_empty (w, "source", "path", c->console_log, "append", "on", NULL);
-        xml_empty (w, "target", "port", "0", NULL);
-        xml_close (w, "serial");
-        if (c->transport == CORRAL_TRANSPORT_VIRTIO_SERIAL) {
-                xml_open (w, "channel", "type", "unix", NULL);
-                xml_empty (w, "source", "mode", "bind", "path", c->agent_socket, NULL);
-                xml_empty (w, "target", "type", "virtio", "name", CORRAL_AGENT_PORT_NAME, NULL);
-                xml_close (w, "channel");
+        if (c->remote) {
+                /* On another machine: a pty that corral-chanbridge copies into console_log. */
+                xml_open (w, "serial", "type", "pty", NULL);
+                xml_empty (w, "target", "port", "0", NULL);
+                xml_close (w, "serial");
         } else {
+                /* The serial console goes straight to a file: the tail is the crash report. */
+                xml_open (w, "serial", "type", "file", NULL);
+                xml_empty (w, "source", "path", c->console_log, "append", "on", NULL);
+                xml_empty (w, "target", "port", "0", NULL);
+                xml_close (w, "serial");
+        }
+        if (c->transport == CORRAL_TRANSPORT_VIRTIO_SERIAL)
+                write_channel (w, c, c->agent_socket, CORRAL_AGENT_PORT_NAME);
+        else {
                 xml_open (w, "vsock", "model", "virtio", NULL);
                 xml_empty (w, "cid", "auto", "yes", NULL);
                 xml_close (w, "vsock");
         }
-        if (c->fs_socket) {
-                xml_open (w, "channel", "type", "unix", NULL);
-                xml_empty (w, "source", "mode", "bind", "path", c->fs_socket, NULL);
-                xml_empty (w, "target", "type", "virtio", "name", CORRAL_FS_PORT_NAME, NULL);
-                xml_close (w, "channel");
-        }
-        if (c->net_socket) {
-                /* The VM has no network card: this port to the host egress proxy is its way out. */
-                xml_open (w, "channel", "type", "unix", NULL);
-                xml_empty (w, "source", "mode", "bind", "path", c->net_socket, NULL);
-                xml_empty (w, "target", "type", "virtio", "name", CORRAL_NET_PORT_NAME, NULL);
-                xml_close (w, "channel");
-        }
+        if (c->fs_socket)
+                write_channel (w, c, c->fs_socket, CORRAL_FS_PORT_NAME);
+        /* The VM has no network card: this port to the host egress proxy is its way out. */
+        if (c->net_socket)
+                write_channel (w, c, c->net_socket, CORRAL_NET_PORT_NAME);
         if (c->fs_shm_name) {
                 /* File contents of shared folders: memory QEMU and corral-fsd both map. */
                 g_autofree char *mib = g_strdup_printf ("%u", c->fs_shm_mib);

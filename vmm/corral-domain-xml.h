@@ -55,6 +55,13 @@ typedef struct {
         const char *image_name;
         const char *manifest_sha256; /* nullable */
         const char *vm_dir;
+        /* The libvirt host is another machine: the channels get paths libvirt picks there and
+         * are reached through virDomainOpenChannel() (corral-chanbridge), the serial console is
+         * a pty read through virDomainOpenConsole() into console_log here, and kernel, initrd
+         * and disk are paths on that host. No ivshmem and no VNC socket (they need the same
+         * machine); the *_socket fields then name the bridge's local sockets and only say
+         * which ports the VM has. */
+        gboolean remote;
 } CorralDomainConfig;
 
 const char *corral_accel_to_string (CorralAccel accel);

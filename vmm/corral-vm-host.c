@@ -83,6 +83,7 @@ corral_host_select (const CorralHostFacts *facts, GError **error)
         }
         if (!select_accel (facts, &sel->accel, error))
                 return NULL;
+        sel->accel_forced = facts->env_accel && *facts->env_accel;
         sel->state_dir = g_strdup (facts->state_dir);
         sel->transport =
                 facts->vhost_vsock_rw ? CORRAL_TRANSPORT_VSOCK : CORRAL_TRANSPORT_VIRTIO_SERIAL;
@@ -94,6 +95,9 @@ corral_host_select (const CorralHostFacts *facts, GError **error)
         } else {
                 sel->uri = g_strdup ("qemu:///session");
         }
+        sel->remote = corral_host_uri_is_remote (sel->uri);
+        if (sel->remote)
+                sel->transport = CORRAL_TRANSPORT_VIRTIO_SERIAL;
         /* An explicit embed URI also needs its qemu.conf. */
         if (!sel->embed_root && g_str_has_prefix (sel->uri, "qemu:///embed?root=/"))
                 sel->embed_root = g_strdup (sel->uri + strlen ("qemu:///embed?root="));

@@ -26,7 +26,12 @@ typedef struct {
         char *embed_root; /* nullable: set for qemu:///embed, needs corral_host_prepare() */
         char *state_dir;
         CorralAccel accel;
+        gboolean accel_forced; /* $CORRAL_ACCEL said so */
         CorralTransport transport;
+        /* The URI reaches another machine (corral_host_uri_is_remote()): images go to a storage
+         * pool there, the channels through corral-chanbridge, and the transport is always
+         * virtio-serial (vsock would need this machine's /dev/vhost-vsock to reach that one). */
+        gboolean remote;
 } CorralHostSelection;
 
 void corral_host_selection_free (CorralHostSelection *sel);

@@ -80,6 +80,18 @@ tweak_kvm (CorralDomainConfig *c)
         c->vcpus = 4;
 }
 
+/* Over a remote libvirt: volumes on that host, channels at libvirt's paths, a pty console. */
+static void
+tweak_remote (CorralDomainConfig *c)
+{
+        c->remote = TRUE;
+        c->kernel = "/var/lib/libvirt/images/corral/corral-minimal-0123456789abcdef-vmlinuz";
+        c->initrd = "/var/lib/libvirt/images/corral/corral-minimal-0123456789abcdef-initrd";
+        c->disk = "/var/lib/libvirt/images/corral/corral-vm-test.qcow2";
+        c->fs_socket = "/run/corral/vms/test/fs.sock";
+        c->net_socket = "/run/corral/vms/test/net.sock";
+}
+
 /* Escaping, not refusal: '&' and quotes are fine in a command line. */
 static void
 tweak_escape (CorralDomainConfig *c)
@@ -93,6 +105,7 @@ static const GoldenCase golden_cases[] = {
         { "vsock.xml", tweak_vsock },     { "vnc.xml", tweak_vnc },
         { "kvm.xml", tweak_kvm },         { "shares.xml", tweak_shares },
         { "network.xml", tweak_network }, { "escape.xml", tweak_escape },
+        { "remote.xml", tweak_remote },
 };
 
 static void
@@ -192,6 +205,10 @@ REFUSE (r_image_quote, c->image_name = "minimal'")
 REFUSE (r_sha_lt, c->manifest_sha256 = "abc<def")
 REFUSE (r_memory, c->memory_mib = 0)
 REFUSE (r_vcpus, c->vcpus = 0)
+REFUSE (r_remote_shm, c->remote = TRUE; c->fs_shm_name = "corral-fs-x"; c->fs_shm_mib = 16)
+REFUSE (r_remote_vnc, c->remote = TRUE; c->vnc_socket = "/run/corral/vms/test/vnc.sock")
+REFUSE (r_remote_vsock, c->remote = TRUE; c->transport = CORRAL_TRANSPORT_VSOCK;
+        c->agent_socket = NULL)
 REFUSE (r_latin1, c->kernel = "/images/\xff\xfe")
 
 static const RefusalCase refusal_cases[] = {
@@ -226,6 +243,9 @@ static const RefusalCase refusal_cases[] = {
         { "memory", r_memory },
         { "vcpus", r_vcpus },
         { "path-not-utf8", r_latin1 },
+        { "remote-shm", r_remote_shm },
+        { "remote-vnc", r_remote_vnc },
+        { "remote-vsock", r_remote_vsock },
 };
 
 static void

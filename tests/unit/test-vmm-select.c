@@ -117,6 +117,30 @@ test_transport (void)
         g_assert_cmpint (vsock->transport, ==, CORRAL_TRANSPORT_VSOCK);
 }
 
+/* A remote URI: virtio-serial even where this machine has vsock, and no embed root. */
+static void
+test_transport_remote (void)
+{
+        CorralHostFacts f = facts ();
+        g_autoptr (CorralHostSelection) remote = NULL;
+        g_autoptr (CorralHostSelection) local = NULL;
+
+        f.vhost_vsock_rw = TRUE;
+        f.is_root = TRUE;
+        f.env_uri = "qemu+ssh://builder.example/system";
+        remote = select_ok (&f);
+        g_assert_true (remote->remote);
+        g_assert_cmpint (remote->transport, ==, CORRAL_TRANSPORT_VIRTIO_SERIAL);
+        g_assert_null (remote->embed_root);
+        g_assert_false (remote->accel_forced);
+        f.env_uri = "qemu+unix:///system";
+        f.env_accel = "tcg";
+        local = select_ok (&f);
+        g_assert_false (local->remote);
+        g_assert_cmpint (local->transport, ==, CORRAL_TRANSPORT_VSOCK);
+        g_assert_true (local->accel_forced);
+}
+
 static void
 test_relative_state_dir (void)
 {
@@ -208,6 +232,7 @@ main (int argc, char **argv)
         g_test_add_func ("/vmm-select/accel", test_accel);
         g_test_add_func ("/vmm-select/accel/bad-env", test_accel_bad_env);
         g_test_add_func ("/vmm-select/transport", test_transport);
+        g_test_add_func ("/vmm-select/transport/remote", test_transport_remote);
         g_test_add_func ("/vmm-select/state-dir/relative", test_relative_state_dir);
         g_test_add_func ("/vmm-select/prepare", test_prepare_writes_qemu_conf);
         g_test_add_func ("/vmm-select/probe/env", test_probe_env);
