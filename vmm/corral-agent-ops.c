@@ -407,3 +407,23 @@ corral_agent_client_info_finish (CorralAgentClient *self, GAsyncResult *result, 
 {
         return corral_agent_client_call_finish (self, result, error);
 }
+
+void
+corral_agent_client_poweroff_async (CorralAgentClient *self,
+                                    GCancellable *cancellable,
+                                    GAsyncReadyCallback callback,
+                                    gpointer user_data)
+{
+        g_return_if_fail (CORRAL_IS_AGENT_CLIENT (self));
+        corral_agent_client_call_async (self, "system.poweroff", NULL, cancellable, callback,
+                                        user_data);
+}
+
+gboolean
+corral_agent_client_poweroff_finish (CorralAgentClient *self, GAsyncResult *result, GError **error)
+{
+        cJSON *res = corral_agent_client_call_finish (self, result, error);
+
+        cJSON_Delete (res);
+        return res != NULL;
+}

@@ -159,6 +159,15 @@ void corral_agent_client_wait_log_async (CorralAgentClient *self,
 char *
 corral_agent_client_wait_log_finish (CorralAgentClient *self, GAsyncResult *result, GError **error);
 
+/* Asks the VM's init to power off (system.poweroff). The reply may never come: the VM goes
+ * down with the connection. */
+void corral_agent_client_poweroff_async (CorralAgentClient *self,
+                                         GCancellable *cancellable,
+                                         GAsyncReadyCallback callback,
+                                         gpointer user_data);
+gboolean
+corral_agent_client_poweroff_finish (CorralAgentClient *self, GAsyncResult *result, GError **error);
+
 /* Result: (transfer full) the agent's info object (kernel, hostname, uptime_s, mem_*, disk_*, ...),
  * unvalidated beyond being a JSON object: read it with proto_json_get_*(). */
 void corral_agent_client_info_async (CorralAgentClient *self,

@@ -9,6 +9,7 @@
 #include "corral-vsock.h"
 
 #include "corral-glib-compat.h"
+#include "corral-agent-ops.h"
 #include "corral-process.h"
 #include "corral-vm-disk.h"
 #include "corral-vm-pool.h"
@@ -25,6 +26,7 @@
 #define DEFAULT_CMDLINE "console=ttyS0 quiet panic=-1"
 #define CONSOLE_TAIL 2048
 #define CONNECT_RETRY_MS 200
+#define AGENT_POWEROFF_GRACE_MS 10000
 
 struct _CorralVmManager {
         GObject parent_instance;
@@ -759,7 +761,8 @@ stop_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
         OpData *d = data;
         GError *error = NULL;
         g_autoptr (virDomain) dom = find_domain (source, d->name, &error);
-        gint64 deadline = g_get_monotonic_time () + (gint64) d->timeout_ms * 1000;
+        gint64 start = g_get_monotonic_time ();
+        gint64 deadline = start + (gint64) d->timeout_ms * 1000;
 
         if (!dom) {
                 g_task_return_error (task, error);
@@ -772,8 +775,16 @@ stop_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
         if (!d->agent_poweroff)
                 virDomainShutdown (dom);
         while (virDomainIsActive (dom) == 1 && g_get_monotonic_time () < deadline &&
-               !g_cancellable_is_cancelled (cancellable))
+               !g_cancellable_is_cancelled (cancellable)) {
+                /* An agent that refused (an image from before system.poweroff) or died: ask
+                 * through ACPI too, before the forced stop at the deadline. */
+                if (d->agent_poweroff &&
+                    g_get_monotonic_time () > start + AGENT_POWEROFF_GRACE_MS * 1000) {
+                        virDomainShutdown (dom);
+                        d->agent_poweroff = FALSE;
+                }
                 g_usleep (100 * 1000);
+        }
         if (virDomainIsActive (dom) == 1 && virDomainDestroy (dom) < 0 &&
             virDomainIsActive (dom) == 1) {
                 set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "powering off the VM failed");
@@ -799,11 +810,8 @@ corral_vm_manager_stop_async (CorralVmManager *self,
         d->name = g_strdup (name);
         d->timeout_ms = timeout_ms;
         if (client && corral_agent_client_get_connected (client)) {
-                const char *argv[] = { "poweroff", NULL };
-                g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_argv (argv);
-
-                /* The reply never comes (the connection goes down with the VM). */
-                corral_agent_client_run_async (client, spec, 0, NULL, NULL, NULL);
+                /* The reply may never come (the connection goes down with the VM). */
+                corral_agent_client_poweroff_async (client, NULL, NULL, NULL);
                 d->agent_poweroff = TRUE;
         }
         task = op_task (self, d, cancellable, callback, user_data);

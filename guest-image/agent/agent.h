@@ -112,6 +112,7 @@ struct Agent {
         uint32_t window;
         const char *default_user; /* NULL: "corral", falling back to "nobody" */
         const char *net_env; /* NULL: AGENT_NET_ENV */
+        bool allow_poweroff; /* --allow-poweroff: PID 1 is the VM's init, system.poweroff works */
         bool is_root;
         char boot_id[PROTO_NONCE_HEX_LEN + 1];
         uint64_t orig_nofile_soft, orig_nofile_hard;
@@ -259,6 +260,7 @@ void method_file_remove (Agent *a, uint64_t id, const cJSON *params);
 void method_watch_start (Agent *a, uint64_t id, const cJSON *params);
 void method_watch_stop (Agent *a, uint64_t id, const cJSON *params);
 void method_info (Agent *a, uint64_t id, const cJSON *params);
+void method_system_poweroff (Agent *a, uint64_t id, const cJSON *params);
 
 /* Processes (proc.c, spawn.c) ----------------------------------------------------------------- */
 

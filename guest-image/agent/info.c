@@ -1,9 +1,12 @@
-/* info.c — the info method: kernel, host name, uptime, memory, disk, versions.
+/* info.c — the info method (kernel, host name, uptime, memory, disk, versions) and
+ * system.poweroff.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "agent.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -79,4 +82,28 @@ method_info (Agent *a, uint64_t id, const cJSON *params)
         json_add_number (res, "proto_version", PROTO_VERSION);
         json_add_number (res, "procs", a->n_procs);
         agent_respond (a, id, res);
+}
+
+/* The VM's graceful stop. The agent's commands run as an unprivileged user, so the host cannot
+ * run poweroff itself; this asks PID 1, busybox init in Corral's images, which takes SIGUSR2 as
+ * "power off": it runs the inittab's shutdown actions, stops every process and powers off. Only
+ * with --allow-poweroff, which the images' init passes: an agent started anywhere else (a test,
+ * `corralctl exec --local`) must never signal its machine's init. */
+void
+method_system_poweroff (Agent *a, uint64_t id, const cJSON *params)
+{
+        if (!a->allow_poweroff) {
+                agent_respond_error (a, id, "permission-denied",
+                                     "this agent was not started by a VM's init "
+                                     "(--allow-poweroff): it does not power its machine off",
+                                     EPERM);
+                return;
+        }
+        sync ();
+        if (kill (1, SIGUSR2) < 0) {
+                int errsv = errno;
+                agent_respond_error (a, id, "io", strerror (errsv), errsv);
+                return;
+        }
+        agent_respond (a, id, cJSON_CreateObject ());
 }

@@ -20,6 +20,7 @@ usage (FILE *f)
         fputs ("Usage: corral-agent (--fd N | --stdio | --unix PATH | --vsock PORT | --serial "
                "PATH)\n"
                "                    [--user NAME] [--net-env FILE] [--window BYTES] [--verbose]\n"
+               "                    [--allow-poweroff]\n"
                "\n"
                "  --fd N         speak the protocol on the inherited stream fd N\n"
                "  --stdio        speak the protocol on stdin/stdout\n"
@@ -32,6 +33,8 @@ usage (FILE *f)
                "  --net-env FILE variables every command gets, written by the network proxy\n"
                "                 (default /run/corral/net.env; never overrides the base ones)\n"
                "  --window BYTES initial credit per channel (default 262144)\n"
+               "  --allow-poweroff  system.poweroff signals PID 1 (busybox init) to power off;\n"
+               "                 only for the agent a VM's init starts\n"
                "  --verbose      log details to stderr\n",
                f);
 }
@@ -49,6 +52,7 @@ parse_args (Agent *a, int argc, char **argv)
                 { "net-env", required_argument, NULL, 'N' },
                 { "window", required_argument, NULL, 'w' },
                 { "verbose", no_argument, NULL, 'V' },
+                { "allow-poweroff", no_argument, NULL, 'P' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'X' },
                 { NULL, 0, NULL, 0 },
@@ -92,6 +96,9 @@ parse_args (Agent *a, int argc, char **argv)
                         break;
                 case 'V':
                         agent_verbose = true;
+                        break;
+                case 'P':
+                        a->allow_poweroff = true;
                         break;
                 case 'h':
                         usage (stdout);

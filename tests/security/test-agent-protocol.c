@@ -1521,6 +1521,22 @@ test_user_denied_when_not_root (void)
         finish (p);
 }
 
+/* system.poweroff signals PID 1: an agent that a VM's init did not start (with
+ * --allow-poweroff) refuses, so a test or a local agent never powers its machine off. */
+static void
+test_poweroff_refused_without_flag (void)
+{
+        AgentPeer *p = start ();
+        guint64 id;
+
+        id = peer_request (p, "system.poweroff", NULL);
+        peer_assert_error (p, id, "permission-denied");
+        /* Still serving. */
+        cJSON_Delete (peer_hello (p));
+        peer_assert_pong (p);
+        finish (p);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1562,5 +1578,6 @@ main (int argc, char **argv)
         g_test_add_func ("/agent/watch/recursive", test_watch);
         g_test_add_func ("/agent/user/default-nobody", test_default_user_nobody);
         g_test_add_func ("/agent/user/denied-when-not-root", test_user_denied_when_not_root);
+        g_test_add_func ("/agent/system/poweroff-refused", test_poweroff_refused_without_flag);
         return g_test_run ();
 }

@@ -1,5 +1,5 @@
 /* test-vm-libvirt.c — one real VM through libvirt: boot, exec, pause/resume, save/restore,
- * re-attach, agent crash and restart, destroy + remove.
+ * re-attach, agent crash and restart, graceful stop and start, destroy + remove.
  *
  * One VM is booted for the whole binary (boots take seconds under TCG); the tests run in
  * order and share it. Exit 77 (skip) when QEMU, libvirt or the guest image are unusable.
@@ -356,6 +356,53 @@ test_agent_killed_body (void)
                 g_assert_cmpstr (g_strstrip (out), !=, pid);
 }
 
+/* vm stop is the guest's own poweroff (system.poweroff, as the agent's commands cannot power
+ * off), not the forced stop at the timeout: busybox init says it is going down. Then the VM
+ * starts again for the tests after this one. */
+static void test_stop_graceful_body (void);
+
+static void
+test_stop_graceful (void)
+{
+        NEED_VM ();
+        test_stop_graceful_body ();
+        if (g_test_failed ())
+                T.usable = FALSE;
+}
+
+static void
+test_stop_graceful_body (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (CorralVmInfo) info = NULL;
+        g_autofree char *tail = NULL;
+        g_autofree char *out = NULL;
+
+        /* A timeout far beyond the agent's grace period: only a graceful stop is this quick to
+         * leave a "going down" on the console. */
+        corral_vm_manager_stop_async (T.manager, VM_NAME, T.client, 120000, NULL,
+                                      vm_test_got_result, &res);
+        g_assert_true (corral_vm_manager_stop_finish (T.manager, vm_test_wait_for (&res), &error));
+        g_assert_no_error (error);
+        info = vm_lookup (&error);
+        g_assert_no_error (error);
+        g_assert_cmpint (info->state, ==, CORRAL_VM_STATE_SHUTOFF);
+        tail = corral_vm_info_read_console_tail (info, 4096);
+        g_assert_nonnull (tail);
+        g_assert_nonnull (strstr (tail, "going down"));
+
+        g_assert_true (vm_op (CORRAL_VM_OP_START, &error));
+        g_assert_no_error (error);
+        corral_agent_client_close (T.client);
+        g_clear_object (&T.client);
+        T.client = corral_agent_client_new ();
+        g_assert_true (connect_agent (&error));
+        g_assert_no_error (error);
+        out = run_stdout ("echo started-again", 0);
+        g_assert_cmpstr (out, ==, "started-again\n");
+}
+
 /* A guest kernel panic: the VM stops (on_crash / panic=-1) and is reported as crashed, with
  * the panic in the console tail that the person is shown. */
 static void
@@ -444,6 +491,7 @@ main (int argc, char **argv)
         g_test_add_func ("/vm/save-restore", test_save_restore);
         g_test_add_func ("/vm/reattach", test_reattach);
         g_test_add_func ("/vm/agent-killed", test_agent_killed);
+        g_test_add_func ("/vm/stop-graceful", test_stop_graceful);
         g_test_add_func ("/vm/crash-reported", test_crash_reported);
         g_test_add_func ("/vm/destroy-remove", test_destroy_remove);
         g_test_set_nonfatal_assertions ();
