@@ -224,7 +224,9 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                               .image_name = image->name,
                               .manifest_sha256 = image->manifest_sha256,
                               /* A per-VM overlay on it: the image's base is never written. */
-                              .disk = image->disk };
+                              .disk = image->disk,
+                              /* Uploads to a remote libvirt host (once per image). */
+                              .progress = on_image_progress };
         corral_vm_manager_create_async (m, &spec, NULL, corralctl_got_result, &res);
         if (!(info = corral_vm_manager_create_finish (m, corralctl_wait_for (&res), &error)))
                 return report (error);

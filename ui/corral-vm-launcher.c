@@ -148,6 +148,46 @@ on_created (GObject *source, GAsyncResult *res, gpointer user_data)
                                  on_shared, task);
 }
 
+typedef struct {
+        GTask *task;
+        double fraction;
+        char *text;
+} UploadProgress;
+
+static gboolean
+upload_progress_report (gpointer data)
+{
+        UploadProgress *u = data;
+
+        report (u->task, CORRAL_LAUNCH_STAGE_BOOT, u->fraction, u->text);
+        return G_SOURCE_REMOVE;
+}
+
+static void
+upload_progress_free (gpointer data)
+{
+        UploadProgress *u = data;
+
+        g_object_unref (u->task);
+        g_free (u->text);
+        g_free (u);
+}
+
+/* The image going to a remote libvirt host (once per image), from the manager's worker thread:
+ * shown on the task's own main context. */
+static void
+on_upload_progress (double fraction, const char *text, gpointer user_data)
+{
+        GTask *task = user_data;
+        UploadProgress *u = g_new0 (UploadProgress, 1);
+
+        u->task = g_object_ref (task);
+        u->fraction = fraction;
+        u->text = g_strdup (text);
+        g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT,
+                                    upload_progress_report, u, upload_progress_free);
+}
+
 static void
 create_vm (GTask *task)
 {
@@ -165,7 +205,9 @@ create_vm (GTask *task)
                               .cmdline = l->image->cmdline,
                               .image_name = l->image->name,
                               .manifest_sha256 = l->image->manifest_sha256,
-                              .disk = l->image->disk };
+                              .disk = l->image->disk,
+                              .progress = on_upload_progress,
+                              .progress_data = task };
 
         report (task, CORRAL_LAUNCH_STAGE_BOOT, -1.0, NULL);
         corral_vm_manager_create_async (self->manager, &spec, g_task_get_cancellable (task),

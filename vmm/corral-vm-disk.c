@@ -271,12 +271,17 @@ corral_vm_manager_snapshot_async (CorralVmManager *self,
 {
         SnapData *d = g_new0 (SnapData, 1);
         g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+        GError *error = NULL;
 
         g_return_if_fail (CORRAL_IS_VM_MANAGER (self) && name);
         d->name = g_strdup (name);
         d->snapshot = g_strdup (snapshot);
         d->op = op;
         g_task_set_task_data (task, d, (GDestroyNotify) snap_data_free);
+        if (_corral_vm_manager_refuse_remote (self, "a disk snapshot", &error)) {
+                g_task_return_error (task, error);
+                return;
+        }
         if (!snapshot_name_is_valid (snapshot)) {
                 g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
                                          "“%s” is not a valid snapshot name: use at most 64 of "

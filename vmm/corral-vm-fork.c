@@ -390,6 +390,7 @@ corral_vm_manager_fork_async (CorralVmManager *self,
         ForkData *d = g_new0 (ForkData, 1);
         GTask *task;
         g_autoptr (GTask) inner = NULL;
+        GError *error = NULL;
 
         g_return_if_fail (CORRAL_IS_VM_MANAGER (self) && source && name);
         d->source = g_strdup (source);
@@ -397,6 +398,11 @@ corral_vm_manager_fork_async (CorralVmManager *self,
         task = g_task_new (self, cancellable, callback, user_data);
         g_task_set_source_tag (task, corral_vm_manager_fork_async);
         g_task_set_task_data (task, d, (GDestroyNotify) fork_data_free);
+        if (_corral_vm_manager_refuse_remote (self, "forking a VM", &error)) {
+                g_task_return_error (task, error);
+                g_object_unref (task);
+                return;
+        }
         /* The save and restore are not interruptible: the inner task has no cancellable. */
         inner = g_task_new (self, NULL, forked, task);
         g_task_set_task_data (inner, d, NULL);

@@ -13,6 +13,7 @@
 #include "corral-process.h"
 #include "corral-vm-disk.h"
 #include "corral-vm-pool.h"
+#include "corral-vm-remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -299,7 +300,9 @@ selection_copy (const CorralHostSelection *sel)
         copy->embed_root = g_strdup (sel->embed_root);
         copy->state_dir = g_strdup (sel->state_dir);
         copy->accel = sel->accel;
+        copy->accel_forced = sel->accel_forced;
         copy->transport = sel->transport;
+        copy->remote = sel->remote;
         return copy;
 }
 
@@ -335,6 +338,13 @@ open_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
                 return;
         }
         self->sel = g_steal_pointer (&d->sel);
+        if (self->sel->remote && !self->sel->accel_forced) {
+                /* KVM is a property of that host: its capabilities list a kvm domain type. */
+                g_autofree char *caps = virConnectGetCapabilities (self->conn);
+
+                self->sel->accel = caps && strstr (caps, "<domain type='kvm'") ? CORRAL_ACCEL_KVM
+                                                                               : CORRAL_ACCEL_TCG;
+        }
         g_task_return_pointer (task, g_steal_pointer (&self), g_object_unref);
 }
 
@@ -405,16 +415,21 @@ build_xml (CorralVmManager *self, const CorralVmSpec *spec, const char *vm_dir, 
                 .fs_socket = fs,
                 /* ... and the network port, so its network can be turned on later. */
                 .net_socket = net,
-                .fs_shm_name = fs_shm,
+                /* Memory shared with corral-fsd needs QEMU on this machine. */
+                .fs_shm_name = self->sel->remote ? NULL : fs_shm,
                 .fs_shm_mib = CORRAL_FS_SHM_MIB,
                 .vnc_socket = spec->vnc ? vnc : NULL,
                 .image_name = spec->image_name,
                 .manifest_sha256 = spec->manifest_sha256,
                 .vm_dir = vm_dir,
+                .remote = self->sel->remote,
         };
 
         return corral_domain_xml_build (&c, error);
 }
+
+static gboolean
+start_domain (CorralVmManager *self, virDomainPtr dom, const char *what, GError **error);
 
 static void
 create_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
@@ -443,8 +458,14 @@ create_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
                                          "a VM called “%s” already exists", d->spec.name);
                 return;
         }
-        /* Disk-backed images: the VM gets its own overlay; the image's base is never written. */
-        if (d->spec.disk && !_corral_vm_disk_prepare (vm_dir, (char **) &d->spec.disk, &error)) {
+        if (self->sel->remote) {
+                if (!_corral_remote_prepare (self->conn, self->sel->uri, &d->spec, &error)) {
+                        g_task_return_error (task, g_steal_pointer (&error));
+                        return;
+                }
+        } else if (d->spec.disk &&
+                   !_corral_vm_disk_prepare (vm_dir, (char **) &d->spec.disk, &error)) {
+                /* Disk-backed images: the VM gets its own overlay; the base is never written. */
                 g_task_return_error (task, g_steal_pointer (&error));
                 return;
         }
@@ -462,8 +483,9 @@ create_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
                 g_task_return_error (task, g_steal_pointer (&error));
                 return;
         }
-        if (virDomainCreate (dom) < 0) {
-                set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "starting the VM failed");
+        if (!start_domain (self, dom, "starting the VM failed", &error)) {
+                if (virDomainIsActive (dom) == 1)
+                        virDomainDestroy (dom);
                 virDomainUndefine (dom);
                 g_task_return_error (task, g_steal_pointer (&error));
                 return;
@@ -639,7 +661,41 @@ remove_dir (const char *vm_dir, GError **error)
 }
 
 static gboolean
-do_remove (virDomainPtr dom, GError **error)
+ensure_bridge (CorralVmManager *self, virDomainPtr dom, GError **error)
+{
+        g_autoptr (CorralVmInfo) info = domain_info (dom);
+
+        if (!info->vm_dir) {
+                g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
+                             "VM “%s” has no Corral metadata", info->name);
+                return FALSE;
+        }
+        return _corral_remote_bridge_ensure (self->sel->uri, info->domain_name, info->vm_dir,
+                                             error);
+}
+
+/* Starts (or restores) dom. A remote VM starts paused until its bridge listens, so the copy of
+ * its console (a pty there, lost while nobody reads it) has the boot from the first line. */
+static gboolean
+start_domain (CorralVmManager *self, virDomainPtr dom, const char *what, GError **error)
+{
+        if (virDomainCreateWithFlags (dom, self->sel->remote ? VIR_DOMAIN_START_PAUSED : 0) < 0) {
+                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, what);
+                return FALSE;
+        }
+        if (!self->sel->remote)
+                return TRUE;
+        if (!ensure_bridge (self, dom, error))
+                return FALSE;
+        if (virDomainResume (dom) < 0) {
+                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, what);
+                return FALSE;
+        }
+        return TRUE;
+}
+
+static gboolean
+do_remove (CorralVmManager *self, virDomainPtr dom, GError **error)
 {
         g_autoptr (CorralVmInfo) info = domain_info (dom);
 
@@ -653,6 +709,13 @@ do_remove (virDomainPtr dom, GError **error)
                 set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "undefining the VM failed");
                 return FALSE;
         }
+        if (self->sel->remote) {
+                /* Its disk on that host; the uploaded image stays for the next VM. */
+                g_autofree char *vol = _corral_remote_disk_volume_name (info->name);
+
+                if (!_corral_remote_volume_delete (self->conn, vol, error))
+                        return FALSE;
+        }
         if (info->vm_dir) {
                 /* QEMU leaves the shared-folder memory file behind (16 MiB of RAM in /dev/shm). */
                 g_autofree char *shm_name = corral_fs_shm_name (info->vm_dir);
@@ -663,7 +726,7 @@ do_remove (virDomainPtr dom, GError **error)
 }
 
 static gboolean
-do_op (virDomainPtr dom, const char *name, CorralVmOp op, GError **error)
+do_op (CorralVmManager *self, virDomainPtr dom, const char *name, CorralVmOp op, GError **error)
 {
         int r;
         const char *what;
@@ -675,8 +738,7 @@ do_op (virDomainPtr dom, const char *name, CorralVmOp op, GError **error)
                                      "VM “%s” is already running", name);
                         return FALSE;
                 }
-                r = virDomainCreate (dom), what = "starting the VM failed";
-                break;
+                return start_domain (self, dom, "starting the VM failed", error);
         case CORRAL_VM_OP_PAUSE:
                 if (!need_state (dom, name, CORRAL_VM_STATE_RUNNING, "pause", error))
                         return FALSE;
@@ -695,8 +757,7 @@ do_op (virDomainPtr dom, const char *name, CorralVmOp op, GError **error)
         case CORRAL_VM_OP_RESTORE:
                 if (!need_state (dom, name, CORRAL_VM_STATE_SAVED, "restore", error))
                         return FALSE;
-                r = virDomainCreate (dom), what = "restoring the VM failed";
-                break;
+                return start_domain (self, dom, "restoring the VM failed", error);
         case CORRAL_VM_OP_DESTROY:
                 if (virDomainIsActive (dom) != 1)
                         return TRUE;
@@ -706,7 +767,7 @@ do_op (virDomainPtr dom, const char *name, CorralVmOp op, GError **error)
                         r = 0;
                 break;
         case CORRAL_VM_OP_REMOVE:
-                return do_remove (dom, error);
+                return do_remove (self, dom, error);
         default:
                 g_return_val_if_reached (FALSE);
         }
@@ -722,7 +783,7 @@ op_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellabl
         GError *error = NULL;
         g_autoptr (virDomain) dom = find_domain (source, d->name, &error);
 
-        if (dom && do_op (dom, d->name, d->op, &error))
+        if (dom && do_op (source, dom, d->name, d->op, &error))
                 g_task_return_boolean (task, TRUE);
         else
                 g_task_return_error (task, error);
@@ -823,6 +884,18 @@ corral_vm_manager_stop_finish (CorralVmManager *self, GAsyncResult *result, GErr
 {
         g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
         return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+gboolean
+_corral_vm_manager_refuse_remote (CorralVmManager *self, const char *what, GError **error)
+{
+        if (!self->sel->remote)
+                return FALSE;
+        g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
+                     "%s needs the VM on this machine; over a remote libvirt connection (%s) it "
+                     "is not available (save and restore are)",
+                     what, self->sel->uri);
+        return TRUE;
 }
 
 /* Connecting to the agent --------------------------------------------------------------------- */
@@ -1024,6 +1097,44 @@ outer_cancelled (GCancellable *cancellable, gpointer user_data)
 }
 
 static void
+connect_start (GTask *task)
+{
+        ConnectData *cd = g_task_get_task_data (task);
+
+        if (g_task_get_cancellable (task))
+                cd->cancel_id =
+                        g_cancellable_connect (g_task_get_cancellable (task),
+                                               G_CALLBACK (outer_cancelled), cd->attempt, NULL);
+        cd->timeout_id = g_timeout_add (cd->timeout_ms, connect_timeout_cb, cd);
+        connect_attempt (task);
+}
+
+static void
+bridge_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+        CorralVmManager *self = source;
+        const CorralVmInfo *info = data;
+        GError *error = NULL;
+
+        if (_corral_remote_bridge_ensure (self->sel->uri, info->domain_name, info->vm_dir, &error))
+                g_task_return_boolean (task, TRUE);
+        else
+                g_task_return_error (task, error);
+}
+
+static void
+connect_bridge_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        GTask *task = user_data;
+        GError *error = NULL;
+
+        if (!g_task_propagate_boolean (G_TASK (result), &error))
+                connect_finish_error (task, error);
+        else
+                connect_start (task);
+}
+
+static void
 connect_lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
         GTask *task = user_data;
@@ -1044,22 +1155,21 @@ connect_lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
         }
         if (g_strcmp0 (cd->info->transport, "vsock") != 0 &&
             (!cd->info->agent_socket ||
-             corral_host_uri_is_remote (CORRAL_VM_MANAGER (source)->sel->uri))) {
-                /* The channel's socket is on the libvirt host, not here. */
-                connect_finish_error (
-                        task, g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                                           "the agent of VM “%s” is on another machine "
-                                           "(%s); reaching it through a remote libvirt "
-                                           "is not supported yet",
-                                           cd->info->name, CORRAL_VM_MANAGER (source)->sel->uri));
+             (CORRAL_VM_MANAGER (source)->sel->remote && !cd->info->vm_dir))) {
+                connect_finish_error (task,
+                                      g_error_new (CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
+                                                   "VM “%s” has no agent socket", cd->info->name));
                 return;
         }
-        if (g_task_get_cancellable (task))
-                cd->cancel_id =
-                        g_cancellable_connect (g_task_get_cancellable (task),
-                                               G_CALLBACK (outer_cancelled), cd->attempt, NULL);
-        cd->timeout_id = g_timeout_add (cd->timeout_ms, connect_timeout_cb, cd);
-        connect_attempt (task);
+        if (CORRAL_VM_MANAGER (source)->sel->remote) {
+                /* The sockets here are corral-chanbridge's; it may need starting (re-attach). */
+                g_autoptr (GTask) bridge = g_task_new (source, NULL, connect_bridge_done, task);
+
+                g_task_set_task_data (bridge, cd->info, NULL);
+                g_task_run_in_thread (bridge, bridge_thread);
+                return;
+        }
+        connect_start (task);
 }
 
 void

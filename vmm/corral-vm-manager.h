@@ -76,6 +76,10 @@ typedef struct {
         const char *manifest_sha256; /* nullable */
         const char *disk; /* nullable */
         gboolean vnc;
+        /* nullable: how a slow step goes (uploading the image to a remote libvirt host, once
+         * per image), called from a worker thread with a fraction and a line of text. */
+        void (*progress) (double fraction, const char *text, gpointer data);
+        gpointer progress_data;
 } CorralVmSpec;
 
 void corral_vm_manager_quiet_libvirt_logs (void);

@@ -20,4 +20,7 @@ virDomainPtr _corral_vm_pool_lookup_alias (virConnectPtr conn, const char *name)
 /* The domain's state as Corral reports it (crashed and saved included). */
 CorralVmState _corral_vm_domain_state (virDomainPtr dom);
 
+/* TRUE, with an error naming what, when the manager's libvirt is on another machine. */
+gboolean _corral_vm_manager_refuse_remote (CorralVmManager *self, const char *what, GError **error);
+
 G_END_DECLS
