@@ -49,7 +49,7 @@ corralctl_gc_main (int argc, char **argv)
                 g_autofree char *size = g_format_size (item->bytes);
                 g_autoptr (GError) rm_error = NULL;
 
-                if (!dry_run && !corral_gc_remove (item, &rm_error)) {
+                if (!dry_run && !corral_vm_manager_gc_remove (m, item, &rm_error)) {
                         g_printerr ("corralctl: %s\n", rm_error->message);
                         failures++;
                         continue;

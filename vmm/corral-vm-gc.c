@@ -6,6 +6,7 @@
 #include "corral-vm-private.h"
 
 #include "corral-vm-disk.h"
+#include "corral-vm-remote.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +24,7 @@ corral_gc_item_free (CorralGcItem *item)
         if (!item)
                 return;
         g_free (item->path);
+        g_free (item->volume);
         g_free (item->reason);
         g_free (item);
 }
@@ -260,6 +262,119 @@ corral_gc_select (const CorralGcInput *in, GError **error)
         return g_steal_pointer (&items);
 }
 
+/* Volumes of the remote pool ------------------------------------------------------------- */
+
+/* Whether text names path whole (followed by the end of an XML value, not by more name). */
+static gboolean
+text_names_path (const char *text, const char *path)
+{
+        gsize len = strlen (path);
+
+        for (const char *p = text; (p = strstr (p, path)); p += len)
+                if (p[len] == '<' || p[len] == '\'' || p[len] == '"' || p[len] == ' ' ||
+                    p[len] == '\0')
+                        return TRUE;
+        return FALSE;
+}
+
+static gboolean
+volume_named (const CorralGcVolume *vols, gsize n_vols, const char *name)
+{
+        for (gsize i = 0; i < n_vols; i++)
+                if (g_str_equal (vols[i].name, name))
+                        return TRUE;
+        return FALSE;
+}
+
+/* "corral-vm-NAME.qcow2" -> NAME (transfer full), else NULL. */
+static char *
+overlay_vm_name (const char *volume)
+{
+        g_autofree char *name = NULL;
+
+        if (!g_str_has_prefix (volume, "corral-vm-") || !g_str_has_suffix (volume, ".qcow2"))
+                return NULL;
+        name = g_strndup (volume + strlen ("corral-vm-"),
+                          strlen (volume) - strlen ("corral-vm-") - strlen (".qcow2"));
+        return *name ? g_steal_pointer (&name) : NULL;
+}
+
+static void
+add_volume (GPtrArray *items, const CorralGcVolume *v, char *reason)
+{
+        CorralGcItem *item = g_new0 (CorralGcItem, 1);
+
+        item->kind = CORRAL_GC_REMOTE_VOLUME;
+        item->path = g_strdup (v->path);
+        item->volume = g_strdup (v->name);
+        item->bytes = v->bytes;
+        item->reason = reason;
+        g_ptr_array_add (items, item);
+}
+
+void
+corral_gc_select_volumes (const CorralGcVolume *vols,
+                          gsize n_vols,
+                          const char *const *live_vms,
+                          const char *const *used_texts,
+                          gint64 now,
+                          guint min_age_s,
+                          GPtrArray *items)
+{
+        g_autoptr (GPtrArray) backing = g_ptr_array_new ();
+        guint first = items->len;
+
+        /* Overlays: kept while their VM exists, and then their base is in use. */
+        for (gsize i = 0; i < n_vols; i++) {
+                const CorralGcVolume *v = &vols[i];
+                g_autofree char *vm = overlay_vm_name (v->name);
+
+                if (!vm)
+                        continue;
+                if (in_list (live_vms, vm) || (v->mtime && now - v->mtime < min_age_s)) {
+                        if (v->backing)
+                                g_ptr_array_add (backing, (gpointer) v->backing);
+                        continue;
+                }
+                add_volume (items, v, g_strdup_printf ("the disk of “%s”, a VM that is gone", vm));
+        }
+        for (gsize i = 0; i < n_vols; i++) {
+                const CorralGcVolume *v = &vols[i];
+                g_autofree char *vm = overlay_vm_name (v->name);
+                gboolean used = FALSE;
+
+                if (vm || (v->mtime && now - v->mtime < min_age_s))
+                        continue;
+                if (g_str_has_suffix (v->name, ".done")) {
+                        g_autofree char *main_name =
+                                g_strndup (v->name, strlen (v->name) - strlen (".done"));
+
+                        /* Otherwise it goes with its image (corral_vm_manager_gc_remove). */
+                        if (!volume_named (vols, n_vols, main_name))
+                                add_volume (items, v,
+                                            g_strdup ("the marker of an upload that "
+                                                      "is gone"));
+                        continue;
+                }
+                for (guint j = 0; !used && j < backing->len; j++)
+                        used = g_str_equal (backing->pdata[j], v->path);
+                for (gsize j = 0; !used && used_texts && used_texts[j]; j++)
+                        used = text_names_path (used_texts[j], v->path);
+                if (!used)
+                        add_volume (items, v, g_strdup ("an uploaded image no VM there uses"));
+        }
+        /* Sorted among themselves, after what was there. */
+        if (items->len > first) {
+                g_autoptr (GPtrArray) tail = g_ptr_array_new ();
+
+                for (guint i = first; i < items->len; i++)
+                        g_ptr_array_add (tail, items->pdata[i]);
+                g_ptr_array_sort (tail, item_cmp);
+                for (guint i = 0; i < tail->len; i++)
+                        items->pdata[first + i] = tail->pdata[i];
+        }
+}
+
 /* Deleting --------------------------------------------------------------------------------- */
 
 static gboolean
@@ -308,8 +423,23 @@ fail:
 }
 
 gboolean
+corral_vm_manager_gc_remove (CorralVmManager *self, const CorralGcItem *item, GError **error)
+{
+        virConnectPtr conn = _corral_vm_manager_get_conn (self);
+        g_autofree char *marker = NULL;
+
+        if (item->kind != CORRAL_GC_REMOTE_VOLUME)
+                return corral_gc_remove (item, error);
+        /* The marker first: an image without it is uploaded again, never booted half-gone. */
+        marker = g_strconcat (item->volume, ".done", NULL);
+        return _corral_remote_volume_delete (conn, marker, error) &&
+               _corral_remote_volume_delete (conn, item->volume, error);
+}
+
+gboolean
 corral_gc_remove (const CorralGcItem *item, GError **error)
 {
+        g_return_val_if_fail (item->kind != CORRAL_GC_REMOTE_VOLUME, FALSE);
         g_autofree char *parent = g_path_get_dirname (item->path);
         g_autofree char *base = g_path_get_basename (item->path);
         int fd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -352,6 +482,73 @@ add_running_qemus (GPtrArray *texts)
                                 cmdline[i] = ' ';
                 g_ptr_array_add (texts, g_steal_pointer (&cmdline));
         }
+}
+
+/* The text of <child> inside <parent> of libvirt's own XML (NULL when absent or escaped). */
+static char *
+xml_child_text (const char *xml, const char *parent, const char *child)
+{
+        g_autofree char *open_tag = g_strdup_printf ("<%s>", child);
+        g_autofree char *close_tag = g_strdup_printf ("</%s>", child);
+        const char *p = parent ? strstr (xml, parent) : xml;
+        const char *start, *end;
+
+        if (!p || !(start = strstr (p, open_tag)))
+                return NULL;
+        start += strlen (open_tag);
+        if (!(end = strstr (start, close_tag)) || memchr (start, '&', (gsize) (end - start)))
+                return NULL;
+        return g_strndup (start, (gsize) (end - start));
+}
+
+/* The remote pool's garbage (none when there is no pool). */
+static gboolean
+select_remote_volumes (virConnectPtr conn,
+                       const char *const *live_vms,
+                       const char *const *used_texts,
+                       GPtrArray *items,
+                       GError **error)
+{
+        g_autoptr (virStoragePool) pool = virStoragePoolLookupByName (conn, CORRAL_REMOTE_POOL);
+        g_autoptr (GPtrArray) strings = g_ptr_array_new_with_free_func (g_free);
+        g_autoptr (GArray) vols = g_array_new (FALSE, TRUE, sizeof (CorralGcVolume));
+        virStorageVolPtr *list = NULL;
+        int n;
+
+        if (!pool)
+                return TRUE;
+        virStoragePoolRefresh (pool, 0);
+        if ((n = virStoragePoolListAllVolumes (pool, &list, 0)) < 0) {
+                g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
+                             "listing Corral's volumes on the libvirt host failed");
+                return FALSE;
+        }
+        for (int i = 0; i < n; i++) {
+                CorralGcVolume v = { 0 };
+                virStorageVolInfo info = { 0 };
+                char *xml = virStorageVolGetXMLDesc (list[i], 0);
+                char *path = virStorageVolGetPath (list[i]);
+                g_autofree char *mtime = xml ? xml_child_text (xml, "<timestamps>", "mtime") : NULL;
+
+                v.name = g_strdup (virStorageVolGetName (list[i]));
+                g_ptr_array_add (strings, (char *) v.name);
+                v.path = g_strdup (path ? path : v.name);
+                g_ptr_array_add (strings, (char *) v.path);
+                if (xml && (v.backing = xml_child_text (xml, "<backingStore>", "path")))
+                        g_ptr_array_add (strings, (char *) v.backing);
+                if (virStorageVolGetInfo (list[i], &info) == 0)
+                        v.bytes = info.allocation;
+                v.mtime = mtime ? g_ascii_strtoll (mtime, NULL, 10) : 0;
+                g_array_append_val (vols, v);
+                free (xml);
+                free (path);
+                virStorageVolFree (list[i]);
+        }
+        free (list);
+        corral_gc_select_volumes ((const CorralGcVolume *) (gpointer) vols->data, vols->len,
+                                  live_vms, used_texts, g_get_real_time () / G_USEC_PER_SEC, 60,
+                                  items);
+        return TRUE;
 }
 
 static void
@@ -409,10 +606,14 @@ gc_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellabl
                 .used_texts = (const char *const *) texts->pdata,
                 .min_age_s = 60,
         };
-        if ((items = corral_gc_select (&in, &error)))
+        if ((items = corral_gc_select (&in, &error)) &&
+            (!corral_vm_manager_get_selection (self)->remote ||
+             select_remote_volumes (conn, in.live_vms, in.used_texts, items, &error)))
                 g_task_return_pointer (task, items, (GDestroyNotify) g_ptr_array_unref);
-        else
+        else {
+                g_clear_pointer (&items, g_ptr_array_unref);
                 g_task_return_error (task, error);
+        }
 }
 
 void

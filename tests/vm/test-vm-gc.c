@@ -228,6 +228,50 @@ test_missing_dirs (void)
         g_assert_cmpuint (items->len, ==, 0);
 }
 
+/* The remote pool: overlays of gone VMs, images no domain names and no kept overlay is backed
+ * by (their markers go with them), orphan markers; young volumes and what is used stay. */
+static void
+test_remote_volumes (void)
+{
+#define P "/var/lib/libvirt/images/corral/"
+        const gint64 now = 1000000;
+        const CorralGcVolume vols[] = {
+                { "corral-vm-live.qcow2", P "corral-vm-live.qcow2", P "corral-std-aa-disk.qcow2",
+                  100, 1 },
+                { "corral-vm-gone.qcow2", P "corral-vm-gone.qcow2", P "corral-std-bb-disk.qcow2",
+                  200, 1 },
+                { "corral-std-aa-disk.qcow2", P "corral-std-aa-disk.qcow2", NULL, 300, 1 },
+                { "corral-std-aa-disk.qcow2.done", P "corral-std-aa-disk.qcow2.done", NULL, 0, 1 },
+                { "corral-std-bb-disk.qcow2", P "corral-std-bb-disk.qcow2", NULL, 400, 1 },
+                { "corral-min-cc-vmlinuz", P "corral-min-cc-vmlinuz", NULL, 500, 1 },
+                { "corral-min-cc-vmlinuz.done", P "corral-min-cc-vmlinuz.done", NULL, 0, 1 },
+                { "corral-min-dd-vmlinuz", P "corral-min-dd-vmlinuz", NULL, 600, 1 },
+                { "corral-min-dd-vmlinuz.done", P "corral-min-dd-vmlinuz.done", NULL, 0, 1 },
+                { "corral-min-ee-initrd.done", P "corral-min-ee-initrd.done", NULL, 0, 1 },
+                { "corral-min-ff-vmlinuz", P "corral-min-ff-vmlinuz", NULL, 700, now - 10 },
+        };
+        const char *const live[] = { "live", NULL };
+        /* cc is booted; dd only looks named (a longer name that starts the same). */
+        const char *const texts[] = { "<kernel>" P "corral-min-cc-vmlinuz</kernel>",
+                                      "<kernel>" P "corral-min-dd-vmlinuz2</kernel>", NULL };
+        const char *const expected[] = { P "corral-min-dd-vmlinuz", P "corral-min-ee-initrd.done",
+                                         P "corral-std-bb-disk.qcow2", P "corral-vm-gone.qcow2" };
+        g_autoptr (GPtrArray) items =
+                g_ptr_array_new_with_free_func ((GDestroyNotify) corral_gc_item_free);
+
+        corral_gc_select_volumes (vols, G_N_ELEMENTS (vols), live, texts, now, 60, items);
+        g_assert_cmpuint (items->len, ==, G_N_ELEMENTS (expected));
+        for (guint i = 0; i < items->len; i++) {
+                CorralGcItem *item = items->pdata[i];
+
+                g_assert_cmpint (item->kind, ==, CORRAL_GC_REMOTE_VOLUME);
+                g_assert_cmpstr (item->path, ==, expected[i]);
+                g_assert_true (g_str_has_suffix (item->path, item->volume));
+        }
+        g_assert_cmpuint (((CorralGcItem *) items->pdata[3])->bytes, ==, 200);
+#undef P
+}
+
 int
 main (int argc, char **argv)
 {
@@ -236,5 +280,6 @@ main (int argc, char **argv)
         g_test_add ("/vm-gc/symlink-not-followed", Fixture, NULL, fixture_set_up,
                     test_symlink_not_followed, fixture_tear_down);
         g_test_add_func ("/vm-gc/missing-dirs", test_missing_dirs);
+        g_test_add_func ("/vm-gc/remote-volumes", test_remote_volumes);
         return g_test_run ();
 }
