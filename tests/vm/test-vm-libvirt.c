@@ -502,5 +502,7 @@ main (int argc, char **argv)
                 remove_leftover ();
         g_clear_object (&T.client);
         g_clear_object (&T.manager);
+        if (ret == 0)
+                vm_test_remove_state (T.state_dir);
         return ret;
 }

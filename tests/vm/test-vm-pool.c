@@ -432,5 +432,7 @@ main (int argc, char **argv)
         g_clear_object (&T.manager);
         g_free (T.taken_name);
         g_free (T.image_dir);
+        if (ret == 0)
+                vm_test_remove_state (state_dir);
         return ret;
 }

@@ -5,9 +5,10 @@
 # the image is uploaded to the "corral" storage pool there once and reused, that the agent, the
 # shared-folder port and the console come through corral-chanbridge, that a stop ends the bridge
 # and a start or a re-attach brings it back, that a standard image's disk is an overlay volume
-# there that rm deletes, and that what needs this machine (fork, snapshots) is refused clearly.
+# there that rm deletes, that gc removes uploaded images no VM there uses, and that what needs
+# this machine (fork, snapshots) is refused clearly.
 #
-# Needs root (a system-mode libvirtd) and libvirt-daemon-system (its libvirt-qemu user).
+# Needs root (a system-mode libvirtd) and libvirt-daemon-system (remote-libvirtd.sh).
 # Environment (set by meson): CORRAL_BUILD_DIR.
 # Exit: 0 pass, 1 fail, 77 skip (unless CORRAL_REQUIRE_VM=1).
 set -uo pipefail
@@ -31,63 +32,34 @@ STATE=/tmp/corral-vm-remote
 RUN=$(mktemp -d /tmp/corral-remote-run.XXXXXX)
 DATA=$(mktemp -d /tmp/corral-remote-data.XXXXXX)
 [ -x "$CTL" ] || skip "no corralctl in $CORRAL_BUILD_DIR"
-[ "$(id -u)" = 0 ] || skip "a system-mode libvirtd needs root"
-command -v libvirtd >/dev/null && command -v virsh >/dev/null || skip "libvirtd or virsh missing"
-id libvirt-qemu >/dev/null 2>&1 || skip "no libvirt-qemu user (libvirt-daemon-system)"
+# shellcheck source=tests/vm/remote-libvirtd.sh
+. "$(dirname "$0")/remote-libvirtd.sh"
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-URI="qemu+tcp://127.0.0.1:$PORT/system"
+cleanup() {
+	if [ -n "$URI" ]; then
+		for vm in rtest rstd; do
+			"$CTL" vm destroy $vm >/dev/null 2>&1
+			"$CTL" vm rm $vm >/dev/null 2>&1
+		done
+	fi
+	remote_libvirtd_stop
+	pkill -f "$BRIDGE" 2>/dev/null
+	pkill -f "corral-fsd --connect $STATE" 2>/dev/null
+	rm -rf "$RUN" "$DATA" "$STATE"
+}
+URI=
+BRIDGE=corral-chanbridge-none
+trap cleanup EXIT
+rm -rf "$STATE"
+remote_libvirtd_start "$RUN" || skip "$REMOTE_WHY"
+URI=$REMOTE_URI
 export XDG_STATE_HOME=$STATE CORRAL_LIBVIRT_URI=$URI
 # Corral takes KVM when the libvirt host lists it; these machines' /dev/kvm (kvm_pvm) is listed
 # but cannot run guests, which Corral can only detect on its own machine.
 export CORRAL_ACCEL=tcg
 VIRSH=(virsh -q -c "$URI")
 # pgrep patterns are regular expressions: no "+" from the URI in them.
-BRIDGE="corral-chanbridge --uri qemu.tcp://127.0.0.1:$PORT/system"
-VIRTLOGD_PID=
-
-cleanup() {
-	for vm in rtest rstd; do
-		"$CTL" vm destroy $vm >/dev/null 2>&1
-		"$CTL" vm rm $vm >/dev/null 2>&1
-	done
-	if [ -e "$RUN/libvirtd.pid" ]; then
-		for v in $("${VIRSH[@]}" vol-list corral 2>/dev/null | awk '{print $1}'); do
-			"${VIRSH[@]}" vol-delete --pool corral "$v" >/dev/null 2>&1
-		done
-		"${VIRSH[@]}" pool-destroy corral >/dev/null 2>&1
-		"${VIRSH[@]}" pool-delete corral >/dev/null 2>&1
-		"${VIRSH[@]}" pool-undefine corral >/dev/null 2>&1
-		kill "$(cat "$RUN/libvirtd.pid")" 2>/dev/null
-	fi
-	[ -n "$VIRTLOGD_PID" ] && kill "$VIRTLOGD_PID" 2>/dev/null
-	pkill -f "$BRIDGE" 2>/dev/null
-	pkill -f "corral-fsd --connect $STATE" 2>/dev/null
-	rm -rf "$RUN" "$DATA" "$STATE"
-}
-trap cleanup EXIT
-rm -rf "$STATE"
-
-# The other machine's libvirt: its own sockets and TCP port; the QEMU driver's state is the
-# system one (one system-mode libvirtd per machine: a running one must be stopped first).
-cat >"$RUN/libvirtd.conf" <<EOF
-listen_tls = 0
-listen_tcp = 1
-listen_addr = "127.0.0.1"
-tcp_port = "$PORT"
-auth_tcp = "none"
-unix_sock_dir = "$RUN"
-log_outputs = "3:file:$RUN/libvirtd.log"
-EOF
-if ! pgrep -x virtlogd >/dev/null; then
-	virtlogd -d -p "$RUN/virtlogd.pid" || skip "cannot start virtlogd"
-	for _ in $(seq 50); do [ -s "$RUN/virtlogd.pid" ] && break; sleep 0.1; done
-	VIRTLOGD_PID=$(cat "$RUN/virtlogd.pid" 2>/dev/null)
-fi
-pgrep -x libvirtd >/dev/null && skip "a libvirtd runs already (its QEMU driver state is machine-wide)"
-libvirtd -d -l -f "$RUN/libvirtd.conf" -p "$RUN/libvirtd.pid" || skip "cannot start libvirtd"
-for _ in $(seq 100); do "${VIRSH[@]}" version >/dev/null 2>&1 && break; sleep 0.1; done
-"${VIRSH[@]}" version >/dev/null 2>&1 || skip "libvirtd does not answer at $URI"
+BRIDGE="corral-chanbridge --uri ${URI/+/.}"
 log "libvirtd at $URI"
 
 # --- a minimal VM: uploads, the agent through the bridge, the console ---
@@ -164,6 +136,17 @@ out=$("$CTL" exec rstd -- python3 -c 'print(6*7)' 2>&1) || fail "python3 in the 
 "${VIRSH[@]}" vol-list corral | grep -q 'corral-vm-rstd.qcow2' && fail "rm left the VM's disk on the libvirt host"
 "${VIRSH[@]}" vol-list corral | grep -q -- '-disk.qcow2 ' || fail "rm removed the shared base image"
 log "standard image: overlay volume over the uploaded base, python3 runs, rm deletes the overlay"
+
+# --- gc: the standard image no VM there uses goes, marker and all; rtest's image stays ---
+BASE_VOL=$(awk '/-disk.qcow2 /{print $2}' "$RUN/vols2")
+# Uploads younger than a minute are spared (a create in progress): age this one.
+touch -d '-5 min' "$BASE_VOL" "$BASE_VOL.done"
+# (An empty image cache here: the test cleans the other machine, not this one's cache.)
+XDG_CACHE_HOME=$RUN/cache "$CTL" gc >"$RUN/gc.out" 2>&1 || fail "gc: $(cat "$RUN/gc.out")"
+grep -q "removed .*$BASE_VOL .*no VM there uses" "$RUN/gc.out" || fail "gc did not list the unused image: $(cat "$RUN/gc.out")"
+"${VIRSH[@]}" vol-list corral | grep -q -- '-disk.qcow2' && fail "gc left the unused standard image or its marker"
+[ -e "$KERNEL_VOL" ] || fail "gc removed the kernel rtest boots"
+log "gc removed the unused uploaded image and kept the one in use"
 
 # --- the image is uploaded once: a new VM reuses the volumes ---
 before=$(stat -c %Y "$KERNEL_VOL")

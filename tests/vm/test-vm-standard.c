@@ -348,5 +348,7 @@ main (int argc, char **argv)
         g_clear_object (&T.manager);
         corral_image_free (T.image);
         g_free (T.base_sha256);
+        if (ret == 0)
+                vm_test_remove_state (state_dir);
         return ret;
 }

@@ -40,6 +40,17 @@ vm_test_wait_for (GAsyncResult **slot)
         return *slot;
 }
 
+/* Removes a test's state folder: its VM folders and the embedded libvirt's root. Only after
+ * the manager is closed and its VMs are gone; a failed run keeps it (console logs) to read. */
+static inline void
+vm_test_remove_state (const char *path)
+{
+        const char *argv[] = { "rm", "-rf", "--", path, NULL };
+
+        g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                      NULL);
+}
+
 /* The minimal image's folder (built, or reused from the cache, by build-minimal). */
 static inline char *
 vm_test_build_minimal (void)
