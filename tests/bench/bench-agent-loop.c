@@ -11,6 +11,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "bench-common.h"
+#include "../vm/vm-test-util.h"
 #include "corral-agent-loop.h"
 #include "fake-llm-server.h"
 
@@ -163,5 +164,6 @@ main (void)
                 "(without the provider's round trip): %.2f ms\n",
                 (loop - raw) * 1000, (loop - raw - provider) * 1000);
         printf ("ratio loop/raw: %.2f\n", loop / raw);
+        vm_test_remove_state (state);
         return 0;
 }
