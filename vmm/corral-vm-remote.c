@@ -198,8 +198,8 @@ _corral_remote_upload (virStoragePoolPtr pool,
 
         if ((vol = lookup_vol (pool, vol_name)) && (done = lookup_vol (pool, done_name)))
                 return virStorageVolGetPath (vol);
-        /* Absent, or an upload that did not finish. */
-        if (vol && virStorageVolDelete (vol, 0) < 0)
+        /* Absent, or an upload that did not finish (or a marker left without its image). */
+        if ((vol && virStorageVolDelete (vol, 0) < 0) || !delete_vol (pool, done_name))
                 return libvirt_failed (error, "removing an unfinished upload failed"), NULL;
         g_clear_pointer (&vol, virStorageVolFree);
 
@@ -303,6 +303,8 @@ _corral_remote_disk_volume_name (const char *name)
 gboolean
 _corral_remote_prepare (virConnectPtr conn, const char *uri, CorralVmSpec *spec, GError **error)
 {
+        static GMutex upload_lock;
+        G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = NULL;
         g_autoptr (virStoragePool) pool = NULL;
         g_autofree char *prefix = NULL;
         const char *local[] = { spec->kernel, spec->initrd, spec->disk };
@@ -320,6 +322,8 @@ _corral_remote_prepare (virConnectPtr conn, const char *uri, CorralVmSpec *spec,
         }
         if (!(pool = _corral_remote_pool_ensure (conn, error)))
                 return FALSE;
+        /* VMs created side by side (a warm pool filling) upload each image once, in turn. */
+        locker = g_mutex_locker_new (&upload_lock);
         /* The manifest's digest names the image's contents (it lists every artifact's). */
         if (spec->manifest_sha256)
                 prefix = g_strdup_printf ("corral-%s-%.16s", spec->image_name,
