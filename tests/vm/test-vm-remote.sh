@@ -5,8 +5,8 @@
 # the image is uploaded to the "corral" storage pool there once and reused, that the agent, the
 # shared-folder port and the console come through corral-chanbridge, that a stop ends the bridge
 # and a start or a re-attach brings it back, that a standard image's disk is an overlay volume
-# there that rm deletes, that gc removes uploaded images no VM there uses, and that what needs
-# this machine (fork, snapshots) is refused clearly.
+# there that rm deletes, that gc removes uploaded images no VM there uses, that the warm pool
+# hands out a VM there, and that what needs this machine (fork, snapshots) is refused clearly.
 #
 # Needs root (a system-mode libvirtd) and libvirt-daemon-system (remote-libvirtd.sh).
 # Environment (set by meson): CORRAL_BUILD_DIR.
@@ -37,9 +37,9 @@ DATA=$(mktemp -d /tmp/corral-remote-data.XXXXXX)
 
 cleanup() {
 	if [ -n "$URI" ]; then
-		for vm in rtest rstd; do
-			"$CTL" vm destroy $vm >/dev/null 2>&1
-			"$CTL" vm rm $vm >/dev/null 2>&1
+		for vm in $("$CTL" vm ls 2>/dev/null | awk 'NR > 1 { print $1 }'); do
+			"$CTL" vm destroy "$vm" >/dev/null 2>&1
+			"$CTL" vm rm "$vm" >/dev/null 2>&1
 		done
 	fi
 	remote_libvirtd_stop
@@ -155,4 +155,12 @@ before=$(stat -c %Y "$KERNEL_VOL")
 [ "$(stat -c %Y "$KERNEL_VOL")" = "$before" ] || fail "the kernel was uploaded again"
 out=$("$CTL" exec rtest -- echo reused 2>&1)
 [ "$out" = reused ] || fail "exec in the second VM said: $out"
+
+# --- the warm pool there: a pre-booted VM handed out under a name, through its bridge ---
+"$CTL" vm pool fill 1 >"$RUN/pool.out" 2>&1 || fail "pool fill: $(cat "$RUN/pool.out")"
+"$CTL" vm create rpool --from-pool >"$RUN/take.out" 2>&1 || fail "take from the pool: $(cat "$RUN/take.out")"
+grep -q "warm pool VM" "$RUN/take.out" || fail "rpool did not come from the pool: $(cat "$RUN/take.out")"
+out=$("$CTL" exec rpool -- echo pooled 2>&1)
+[ "$out" = pooled ] || fail "exec in the pool VM said: $out"
+log "warm pool handout works over the remote URI"
 log "PASS"
