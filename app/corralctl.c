@@ -536,7 +536,12 @@ usage (FILE *out)
                     "Use “corralctl COMMAND --help” for the options of a command,\n"
                     "“corralctl --version” for the version.\n\n"
                     "Exit status: the command's; 128+N if signal N killed it; 124 if --timeout\n"
-                    "killed it; 125 if corralctl itself failed.\n"));
+                    "killed it; 125 if corralctl itself failed.\n\n"
+                    "Environment:\n"
+                    "  CORRAL_LIBVIRT_URI  the libvirt to run VMs on (default: qemu:///session,\n"
+                    "                      or an embedded one for root); a remote URI such as\n"
+                    "                      qemu+ssh://HOST/system runs them on HOST\n"
+                    "  CORRAL_ACCEL        kvm or tcg, instead of what the host offers\n"));
 }
 
 static int
