@@ -109,7 +109,9 @@ dialog_shown (gpointer window)
         return corral_window_get_close_dialog (window) != NULL;
 }
 
-/* Removes every VM this test's state folder holds (the launcher names them per task). */
+/* Removes every VM this test's state folder holds (the launcher names them per task), its
+ * file servers and the folder. ("connec[t]": a pattern that does not match this very shell,
+ * which pkill would otherwise kill before the rm.) */
 static void
 cleanup_vms (void)
 {
@@ -117,7 +119,7 @@ cleanup_vms (void)
                 g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "app", "corralctl", NULL);
         g_autofree char *cmd = g_strdup_printf (
                 "sh -c \"for vm in $('%s' vm ls 2>/dev/null | awk 'NR > 1 { print $1 }'); do "
-                "'%s' vm destroy $vm; '%s' vm rm $vm; done; pkill -f 'connect %s'; "
+                "'%s' vm destroy $vm; '%s' vm rm $vm; done; pkill -f 'connec[t] %s'; "
                 "rm -rf '%s'\"",
                 ctl, ctl, ctl, STATE_DIR, STATE_DIR);
 
