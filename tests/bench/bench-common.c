@@ -72,3 +72,85 @@ bench_median (GArray *samples)
         g_array_sort (samples, cmp_double);
         return g_array_index (samples, double, samples->len / 2);
 }
+
+static void
+on_run_done (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        *(GAsyncResult **) user_data = g_object_ref (res);
+}
+
+void
+bench_exec_true (CorralAgentClient *client)
+{
+        const char *argv[] = { "/bin/true", NULL };
+        g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_argv (argv);
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralRunResult) r = NULL;
+
+        corral_agent_client_run_async (client, spec, 1024, NULL, on_run_done, &res);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        r = corral_agent_client_run_finish (client, res, &error);
+        if (!r || r->exit_code != 0)
+                g_error ("exec /bin/true: %s", error ? error->message : "non-zero exit status");
+}
+
+typedef struct {
+        CorralProcess *proc;
+        guint64 total;
+        gboolean done;
+        GError *error;
+} StreamRun;
+
+static void
+on_output (CorralProcess *proc, guint stream, GBytes *data, gpointer user_data)
+{
+        *(guint64 *) user_data += g_bytes_get_size (data);
+}
+
+static void
+on_spawned (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        StreamRun *run = user_data;
+
+        run->proc =
+                corral_agent_client_spawn_finish (CORRAL_AGENT_CLIENT (source), res, &run->error);
+        if (run->proc) /* now: output held until now is emitted right after this callback */
+                g_signal_connect (run->proc, "output", G_CALLBACK (on_output), &run->total);
+        else
+                run->done = TRUE;
+}
+
+static void
+on_waited (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        StreamRun *run = user_data;
+
+        corral_process_wait_finish (CORRAL_PROCESS (source), res, &run->error);
+        run->done = TRUE;
+}
+
+double
+bench_stream_zero (CorralAgentClient *client, guint bytes, guint64 *ret_bytes, GError **error)
+{
+        g_autofree char *count = g_strdup_printf ("%u", bytes);
+        const char *const argv[] = { "head", "-c", count, "/dev/zero", NULL };
+        g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_argv (argv);
+        StreamRun run = { 0 };
+        double t0 = bench_now ();
+
+        corral_agent_client_spawn_async (client, spec, NULL, on_spawned, &run);
+        while (!run.proc && !run.done)
+                g_main_context_iteration (NULL, TRUE);
+        if (run.proc)
+                corral_process_wait_async (run.proc, NULL, on_waited, &run);
+        bench_wait (&run.done);
+        g_clear_object (&run.proc);
+        *ret_bytes = run.total;
+        if (run.error) {
+                g_propagate_error (error, run.error);
+                return -1;
+        }
+        return bench_now () - t0;
+}

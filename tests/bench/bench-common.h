@@ -23,3 +23,11 @@ void bench_wait (gboolean *done);
 
 double bench_now (void); /* seconds, monotonic */
 double bench_median (GArray *samples /* of double */);
+
+/* Runs /bin/true through client to its exit status; aborts with what when that fails. */
+void bench_exec_true (CorralAgentClient *client);
+
+/* Streams `head -c bytes /dev/zero` from the guest as output events. Returns the seconds it
+ * took and sets *ret_bytes to what arrived; -1 with error when the command failed. */
+double
+bench_stream_zero (CorralAgentClient *client, guint bytes, guint64 *ret_bytes, GError **error);

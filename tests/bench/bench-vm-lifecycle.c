@@ -57,20 +57,6 @@ connect_agent (const char *name, CorralAgentClient *client)
 }
 
 static void
-exec_true (CorralAgentClient *client)
-{
-        const char *argv[] = { "/bin/true", NULL };
-        g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_argv (argv);
-        g_autoptr (GAsyncResult) res = NULL;
-        g_autoptr (GError) error = NULL;
-        g_autoptr (CorralRunResult) r = NULL;
-
-        corral_agent_client_run_async (client, spec, 1024, NULL, vm_test_got_result, &res);
-        r = corral_agent_client_run_finish (client, vm_test_wait_for (&res), &error);
-        check (r && r->exit_code == 0, &error, "exec /bin/true");
-}
-
-static void
 remove_quietly (const char *name)
 {
         g_autoptr (GAsyncResult) res = NULL;
@@ -152,7 +138,7 @@ main (int argc, char **argv)
                 info = corral_vm_manager_create_finish (manager, vm_test_wait_for (&cres), &error);
                 check (info != NULL, &error, "cold boot");
                 connect_agent ("bench-cold", client);
-                exec_true (client);
+                bench_exec_true (client);
                 c = bench_now () - t0;
                 g_array_append_val (cold, c);
                 g_print ("cold boot %d/%d to first exec: %.2f s\n", i + 1, COLD_RUNS, c);
@@ -183,7 +169,7 @@ main (int argc, char **argv)
                 client = corral_vm_pool_take_finish (pool, vm_test_wait_for (&tres), NULL, &error);
                 check (client != NULL, &error, "pool take");
                 t1 = bench_now ();
-                exec_true (client);
+                bench_exec_true (client);
                 t2 = bench_now ();
                 g_array_append_val (take, (double){ (t1 - t0) * 1e3 });
                 g_array_append_val (handout, (double){ (t2 - t0) * 1e3 });
@@ -208,7 +194,7 @@ main (int argc, char **argv)
                 vm_op (kept_alias, CORRAL_VM_OP_PAUSE);
                 t1 = bench_now ();
                 vm_op (kept_alias, CORRAL_VM_OP_RESUME);
-                exec_true (kept);
+                bench_exec_true (kept);
                 t2 = bench_now ();
                 g_array_append_val (pause, (double){ (t1 - t0) * 1e3 });
                 g_array_append_val (resume, (double){ (t2 - t1) * 1e3 });
@@ -222,7 +208,7 @@ main (int argc, char **argv)
                 corral_agent_client_close (kept);
                 vm_op (kept_alias, CORRAL_VM_OP_RESTORE);
                 connect_agent (kept_alias, kept);
-                exec_true (kept);
+                bench_exec_true (kept);
                 t2 = bench_now ();
                 g_array_append_val (save, (double){ t1 - t0 });
                 g_array_append_val (restore, (double){ t2 - t1 });

@@ -72,20 +72,6 @@ remove_quietly (Side *s, const char *name)
         corral_vm_manager_op_finish (s->manager, vm_test_wait_for (&res), NULL);
 }
 
-static void
-exec_true (CorralAgentClient *client)
-{
-        const char *argv[] = { "/bin/true", NULL };
-        g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_argv (argv);
-        g_autoptr (GAsyncResult) res = NULL;
-        g_autoptr (GError) error = NULL;
-        g_autoptr (CorralRunResult) r = NULL;
-
-        corral_agent_client_run_async (client, spec, 1024, NULL, vm_test_got_result, &res);
-        r = corral_agent_client_run_finish (client, vm_test_wait_for (&res), &error);
-        check (r && r->exit_code == 0, &error, "exec /bin/true");
-}
-
 /* Creates the side's VM and runs its first exec; returns the seconds that took. s->client:
  * connected. */
 static double
@@ -111,62 +97,7 @@ create_to_exec (Side *s, const CorralVmSpec *tmpl)
         check (corral_vm_manager_connect_agent_finish (s->manager, vm_test_wait_for (&cres),
                                                        &error),
                &error, "connecting to the agent");
-        exec_true (s->client);
-        return bench_now () - t0;
-}
-
-typedef struct {
-        CorralProcess *proc;
-        guint64 total;
-        gboolean done;
-        GError *error;
-} StreamRun;
-
-static void
-on_output (CorralProcess *proc, guint stream, GBytes *data, gpointer user_data)
-{
-        *(guint64 *) user_data += g_bytes_get_size (data);
-}
-
-static void
-on_spawned (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        StreamRun *run = user_data;
-
-        run->proc =
-                corral_agent_client_spawn_finish (CORRAL_AGENT_CLIENT (source), res, &run->error);
-        if (run->proc)
-                g_signal_connect (run->proc, "output", G_CALLBACK (on_output), &run->total);
-        else
-                run->done = TRUE;
-}
-
-static void
-on_waited (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        StreamRun *run = user_data;
-
-        corral_process_wait_finish (CORRAL_PROCESS (source), res, &run->error);
-        run->done = TRUE;
-}
-
-static double
-stream (CorralAgentClient *client)
-{
-        g_autofree char *count = g_strdup_printf ("%u", STREAM_BYTES);
-        const char *const argv[] = { "head", "-c", count, "/dev/zero", NULL };
-        g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_argv (argv);
-        StreamRun run = { 0 };
-        double t0 = bench_now ();
-
-        corral_agent_client_spawn_async (client, spec, NULL, on_spawned, &run);
-        while (!run.proc && !run.done)
-                g_main_context_iteration (NULL, TRUE);
-        if (run.proc)
-                corral_process_wait_async (run.proc, NULL, on_waited, &run);
-        bench_wait (&run.done);
-        check (run.error == NULL && run.total == STREAM_BYTES, &run.error, "streaming");
-        g_clear_object (&run.proc);
+        bench_exec_true (s->client);
         return bench_now () - t0;
 }
 
@@ -176,11 +107,11 @@ exec_median (CorralAgentClient *client)
         g_autoptr (GArray) samples = g_array_new (FALSE, FALSE, sizeof (double));
 
         for (int i = 0; i < 5; i++) /* warm-up */
-                exec_true (client);
+                bench_exec_true (client);
         for (int i = 0; i < EXEC_RUNS; i++) {
                 double t0 = bench_now ();
 
-                exec_true (client);
+                bench_exec_true (client);
                 t0 = bench_now () - t0;
                 g_array_append_val (samples, t0);
         }
@@ -273,8 +204,12 @@ main (int argc, char **argv)
                 }
         /* Rows 2 and 3, one side after the other (both VMs up, one measured at a time). */
         for (int s = 0; s < 2; s++) {
+                guint64 bytes = 0;
+                g_autoptr (GError) error = NULL;
+
                 exec_rt[s] = exec_median (sides[s]->client);
-                streamed[s] = stream (sides[s]->client);
+                streamed[s] = bench_stream_zero (sides[s]->client, STREAM_BYTES, &bytes, &error);
+                check (streamed[s] >= 0 && bytes == STREAM_BYTES, &error, "streaming");
         }
         for (int s = 0; s < 2; s++) {
                 corral_agent_client_close (sides[s]->client);

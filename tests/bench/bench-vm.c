@@ -249,68 +249,6 @@ qga_exec (Qga *q, const char *args_json, guint poll_us, gsize *out_bytes, int *p
         }
 }
 
-/* --- output streaming through Corral ------------------------------------------------------- */
-
-typedef struct {
-        CorralProcess *proc;
-        guint64 total;
-        gboolean done;
-        GError *error;
-} StreamRun;
-
-static void
-on_output (CorralProcess *proc, guint stream, GBytes *data, gpointer user_data)
-{
-        *(guint64 *) user_data += g_bytes_get_size (data);
-}
-
-static void
-on_spawned (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        StreamRun *run = user_data;
-
-        run->proc =
-                corral_agent_client_spawn_finish (CORRAL_AGENT_CLIENT (source), res, &run->error);
-        if (run->proc) /* now: output held until now is emitted right after this callback */
-                g_signal_connect (run->proc, "output", G_CALLBACK (on_output), &run->total);
-        else
-                run->done = TRUE;
-}
-
-static void
-on_waited (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        StreamRun *run = user_data;
-
-        corral_process_wait_finish (CORRAL_PROCESS (source), res, &run->error);
-        run->done = TRUE;
-}
-
-static double
-stream (CorralAgentClient *client, BenchVm *vm, guint64 *ret_bytes)
-{
-        g_autofree char *count = g_strdup_printf ("%u", STREAM_BYTES);
-        const char *const argv[] = { "head", "-c", count, "/dev/zero", NULL };
-        CorralExecSpec *spec = corral_exec_spec_new_argv (argv);
-        StreamRun run = { 0 };
-        double t0 = bench_now ();
-
-        corral_agent_client_spawn_async (client, spec, NULL, on_spawned, &run);
-        while (!run.proc && !run.done)
-                g_main_context_iteration (NULL, TRUE);
-        if (run.proc)
-                corral_process_wait_async (run.proc, NULL, on_waited, &run);
-        bench_wait (&run.done);
-        if (run.error) {
-                bench_vm_stop (vm);
-                g_error ("streaming failed: %s", run.error->message);
-        }
-        g_clear_object (&run.proc);
-        corral_exec_spec_unref (spec);
-        *ret_bytes = run.total;
-        return bench_now () - t0;
-}
-
 /* --- the rows ------------------------------------------------------------------------------ */
 
 /* Row 1. Returns the line to print last. */
@@ -391,6 +329,7 @@ main (void)
         CorralExecSpec *spec, *loop_spec;
         double c, g, p, spawn, limit, t_stream, t_cap, t_pipe;
         guint64 streamed = 0;
+        g_autoptr (GError) error = NULL;
         gsize captured = 0;
         int polls_total = 0;
         BenchVm vm;
@@ -467,7 +406,11 @@ main (void)
                  c / g);
 
         /* Row 3. */
-        t_stream = stream (client, &vm, &streamed);
+        t_stream = bench_stream_zero (client, STREAM_BYTES, &streamed, &error);
+        if (t_stream < 0) {
+                bench_vm_stop (&vm);
+                g_error ("streaming failed: %s", error->message);
+        }
         if (streamed != STREAM_BYTES) {
                 bench_vm_stop (&vm);
                 g_error ("streamed %" G_GUINT64_FORMAT " bytes, expected %u", streamed,
