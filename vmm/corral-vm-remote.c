@@ -105,21 +105,12 @@ _corral_remote_pool_ensure (virConnectPtr conn, GError **error)
         }
         if (virStoragePoolIsActive (pool) != 1 && virStoragePoolCreate (pool, 0) < 0)
                 return libvirt_failed (error, "starting Corral's storage pool failed"), NULL;
+        /* Once per create: someone may have added or removed files behind libvirt's back. */
+        virStoragePoolRefresh (pool, 0);
         return g_steal_pointer (&pool);
 }
 
 /* Uploads ------------------------------------------------------------------------------------- */
-
-static virStorageVolPtr
-lookup_vol (virStoragePoolPtr pool, const char *name)
-{
-        virStorageVolPtr vol = virStorageVolLookupByName (pool, name);
-
-        /* Someone may have added or removed files behind libvirt's back. */
-        if (!vol && virStoragePoolRefresh (pool, 0) == 0)
-                vol = virStorageVolLookupByName (pool, name);
-        return vol;
-}
 
 typedef struct {
         int fd;
@@ -175,7 +166,7 @@ create_vol (virStoragePoolPtr pool, const char *name, guint64 bytes, GError **er
 static gboolean
 delete_vol (virStoragePoolPtr pool, const char *name)
 {
-        g_autoptr (virStorageVol) vol = lookup_vol (pool, name);
+        g_autoptr (virStorageVol) vol = virStorageVolLookupByName (pool, name);
 
         return !vol || virStorageVolDelete (vol, 0) == 0;
 }
@@ -196,7 +187,8 @@ _corral_remote_upload (virStoragePoolPtr pool,
         Upload up = { .spec = spec, .name = base, .percent = -10 };
         struct stat sb;
 
-        if ((vol = lookup_vol (pool, vol_name)) && (done = lookup_vol (pool, done_name)))
+        if ((vol = virStorageVolLookupByName (pool, vol_name)) &&
+            (done = virStorageVolLookupByName (pool, done_name)))
                 return virStorageVolGetPath (vol);
         /* Absent, or an upload that did not finish (or a marker left without its image). */
         if ((vol && virStorageVolDelete (vol, 0) < 0) || !delete_vol (pool, done_name))
