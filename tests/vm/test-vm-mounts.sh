@@ -138,10 +138,18 @@ PY
 runs 'python3 /workspace/proj/write.py' || fail "python writing files in a shared folder"
 [ "$(cat "$DATA/proj/py/f1.txt")" = saved ] || fail "python's replace did not reach the host"
 [ "$(ls "$DATA/proj/py" | wc -l)" = 50 ] || fail "python's files are not all on the host"
+
+log "file contents travel through the VM's shared memory, not the port"
+shm="/dev/shm/corral-fs-$(printf %s "$STATE/corral/vms/mstd" | sha256sum | cut -c1-16)"
+[ -f "$shm" ] || fail "the running VM has no shared-folder memory $shm"
+runs 'yes corral-shm-check | head -c 65536 > /workspace/proj/shm.txt' || fail "writing shm.txt"
+# Past the 4 KiB header, the first slot holds the last write's bytes. (grep without -q reads
+# all of dd's output: under pipefail, dd must not die of SIGPIPE.)
+dd if="$shm" bs=4096 skip=1 count=256 2>/dev/null | grep -a corral-shm-check >/dev/null ||
+	fail "a write did not pass through the shared memory"
 "$CTL" vm destroy mstd >/dev/null 2>&1
 "$CTL" vm rm mstd || fail "vm rm"
 [ -e "$STATE/corral/vms/mstd" ] && fail "vm rm left the VM folder"
-shm="/dev/shm/corral-fs-$(printf %s "$STATE/corral/vms/mstd" | sha256sum | cut -c1-16)"
 [ -e "$shm" ] && fail "vm rm left the shared-folder memory $shm"
 ls "$STATE"/corral/kept/mtest/nd/*keep.txt >/dev/null 2>&1 || fail "vm rm removed kept versions"
 
