@@ -239,5 +239,6 @@ main (int argc, char **argv)
         g_clear_object (&kept);
         g_clear_object (&pool);
         g_clear_object (&manager);
+        vm_test_remove_state (state_dir);
         return 0;
 }
