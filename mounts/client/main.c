@@ -100,10 +100,10 @@ parse_args (Fs *fs, int argc, char **argv)
                         fs->transport = FS_TRANSPORT_FD;
                         n_transports++;
                         break;
-                case 'u':
                 case 'M':
                         fs->shm_path = optarg;
                         break;
+                case 'u':
                 case 'S':
                         fs->transport = c == 'u' ? FS_TRANSPORT_UNIX : FS_TRANSPORT_SERIAL;
                         fs->address = optarg;

@@ -17,9 +17,11 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -389,6 +391,26 @@ fixture_setup (Fixture *f, gconstpointer data)
                         NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, -1, STDERR_FILENO,
                         STDERR_FILENO, NULL, NULL, 0, &f->pid, NULL, NULL, NULL, &error);
                 g_assert_no_error (error);
+        } else if (g_strcmp0 (data, "unix") == 0) {
+                /* --unix: the client connects to a listening socket, as to a QEMU chardev. */
+                g_autofree char *sock = g_build_filename (f->tmpdir, "fs.sock", NULL);
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                int lfd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+                g_assert_cmpint (lfd, >=, 0);
+                g_assert_cmpuint (strlen (sock), <, sizeof sa.sun_path);
+                memcpy (sa.sun_path, sock, strlen (sock));
+                g_assert_cmpint (bind (lfd, (struct sockaddr *) &sa, sizeof sa), ==, 0);
+                g_assert_cmpint (listen (lfd, 1), ==, 0);
+                g_spawn_async_with_pipes_and_fds (
+                        NULL, (const char *const[]){ fs_path, "--unix", sock, f->mnt, NULL }, NULL,
+                        G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, -1, STDERR_FILENO, STDERR_FILENO,
+                        NULL, NULL, 0, &f->pid, NULL, NULL, NULL, &error);
+                g_assert_no_error (error);
+                pair[0] = accept4 (lfd, NULL, NULL, SOCK_CLOEXEC);
+                g_assert_cmpint (pair[0], >=, 0);
+                close (lfd);
+                g_unlink (sock);
         } else {
                 g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
                 source_fds[0] = pair[1];
@@ -616,6 +638,11 @@ main (int argc, char **argv)
         ADD ("/mount/client/serial/malformed-replies", test_malformed);
         ADD ("/mount/client/serial/new-hello", test_new_hello);
         ADD ("/mount/client/serial/framing-garbage", test_framing_garbage);
+#undef ADD
+        /* The same connecting to a listening unix socket (--unix). */
+#define ADD(path, func) g_test_add (path, Fixture, "unix", fixture_setup, func, fixture_teardown)
+        ADD ("/mount/client/unix/malformed-replies", test_malformed);
+        ADD ("/mount/client/unix/server-gone", test_server_gone);
 #undef ADD
         return g_test_run ();
 }
