@@ -30,6 +30,7 @@ cleanup() {
 	"$CTL" vm destroy mtest >/dev/null 2>&1
 	"$CTL" vm rm mtest >/dev/null 2>&1
 	pkill -f "corral-fsd --connect $STATE" 2>/dev/null
+	mountpoint -q "$DATA/full" 2>/dev/null && umount -l "$DATA/full"
 	rm -rf "$DATA" "$STATE"
 }
 trap cleanup EXIT
@@ -75,6 +76,30 @@ run 'echo edited > /workspace/nd/.keep.tmp && mv /workspace/nd/.keep.tmp /worksp
 ls "$STATE"/corral/kept/mtest/nd/*keep.txt >/dev/null 2>&1 || fail "the old version was not kept"
 grep -q '"op":"unlink","path":"keep.txt","result":"refused","rule":"no-delete"' \
 	"$STATE"/corral/vms/mtest/audit.jsonl || fail "the refused delete is not in the audit log"
+
+# SECURITY-TESTS.md item 31 inside the VM: a 1 MiB tmpfs stands in for a full disk (needs root).
+if [ "$(id -u)" = 0 ]; then
+	log "a full host disk: the guest sees ENOSPC and the saved file survives"
+	mkdir -p "$DATA/full"
+	mount -t tmpfs -o size=1m,mode=0755 corral-vm-mounts "$DATA/full" || fail "mounting a 1 MiB tmpfs"
+	echo "the old, complete content" >"$DATA/full/keep.txt"
+	"$CTL" share add mtest "$DATA/full" --mode rw || fail "share add (the full disk)"
+	err=$(run 'dd if=/dev/zero of=/workspace/full/big.bin bs=64k count=32' 2>&1) &&
+		fail "wrote 2 MiB onto a 1 MiB disk"
+	case $err in *"No space left on device"*) ;; *) fail "a full disk said: $err" ;; esac
+	run 'dd if=/dev/zero of=/workspace/full/.keep.tmp bs=64k count=8 &&
+		mv /workspace/full/.keep.tmp /workspace/full/keep.txt' 2>/dev/null &&
+		fail "saved over keep.txt on a full disk"
+	[ "$(cat "$DATA/full/keep.txt")" = "the old, complete content" ] ||
+		fail "a failed save on a full disk changed the host file"
+	[ "$(run 'cat /workspace/full/keep.txt')" = "the old, complete content" ] ||
+		fail "the guest does not see the old content after a failed save"
+	run 'rm -f /workspace/full/big.bin /workspace/full/.keep.tmp &&
+		echo saved > /workspace/full/.keep.tmp && mv /workspace/full/.keep.tmp /workspace/full/keep.txt' ||
+		fail "saving after space was freed"
+	[ "$(cat "$DATA/full/keep.txt")" = saved ] || fail "the save after freeing space is not on the host"
+	"$CTL" share rm mtest full || fail "share rm (the full disk)"
+fi
 
 log "changing shares while the VM runs"
 "$CTL" share add mtest "$DATA/late" --mode ro || fail "share add"
