@@ -1,7 +1,9 @@
 /* corral-fs.h — the guest FUSE client's private header (see proto/FS-PROTOCOL.md).
  *
  * corral-fs is a translator: every FUSE request becomes one FS_REQUEST to the host's corral-fsd,
- * and its FS_REPLY becomes the answer to the kernel. One thread runs one poll loop over the FUSE
+ * and its FS_REPLY becomes the answer to the kernel. The one exception: a LOOKUP may be answered
+ * from a listing the client read ahead of the kernel (lookahead.c), entries the server resolved
+ * and counted as lookups all the same. One thread runs one poll loop over the FUSE
  * session fd and the channel fd; a second, tiny thread only delivers cache invalidations (a
  * notification written from the loop thread could wait for a lock held by a request whose reply
  * that same thread would have to process).
@@ -62,7 +64,13 @@ typedef struct {
         struct fuse_file_info fi; /* OPEN/CREATE/OPENDIR: the kernel's, copied */
         uint32_t next_free;
         int shm_slot; /* READ_SHM / WRITE_SHM: the shared-memory slot it holds, else -1 */
+        uint64_t parent; /* LOOKUP: the directory's node */
+        bool la; /* one of the look-ahead's own requests (lookahead.c) */
+        uint16_t la_dir; /* ... for this listing, */
+        uint32_t la_serial; /* ... unless the listing was dropped since */
 } FsPending;
+
+typedef struct FsLaDir FsLaDir;
 
 /* Shared-memory slots: each holds one request's file contents. */
 #define FS_SHM_SLOT FS_MAX_IO
@@ -86,6 +94,7 @@ typedef struct {
         gid_t gid;
         bool have_uid, have_gid;
         double timeout;
+        bool lookahead; /* --no-lookahead turns it off */
         bool readahead_tuned; /* after the kernel applied our INIT reply */
         const char *mountpoint;
 
@@ -126,6 +135,10 @@ typedef struct {
         uint32_t free_head; /* FS_MAX_SLOTS: none */
         uint32_t n_pending;
         uint32_t seq;
+
+        /* look-ahead listings (lookahead.c) */
+        FsLaDir *la_dirs;
+        uint32_t la_held; /* entries listed and not handed to the kernel: each a lookup */
 
         /* invalidation thread */
         pthread_t notify_thread;
@@ -194,13 +207,52 @@ fuse_ino_t fs_ino_of (const Fs *fs, uint64_t node);
 uint64_t fs_handle_of (const Fs *fs, uint64_t fh);
 uint64_t fs_fh_of (const Fs *fs, uint64_t handle);
 
+/* Gives lookups back to the server, batched: add, then flush. */
+typedef struct {
+        uint8_t buf[FS_MAX_FORGETS * 16];
+        FsWriter w;
+        uint32_t count;
+} FsForgets;
+void fs_forgets_init (FsForgets *b);
+void fs_forgets_add (Fs *fs, FsForgets *b, uint64_t node, uint64_t nlookup);
+void fs_forgets_flush (Fs *fs, FsForgets *b);
+void fs_send_forget (Fs *fs, uint64_t node, uint64_t nlookup);
+/* Gives a handle back (a clean-up RELEASE or RELEASEDIR nobody waits for). */
+void fs_send_release (Fs *fs, uint16_t op, uint64_t handle);
+
 int fs_notify_start (Fs *fs);
 void fs_notify_stop (Fs *fs);
 
 /* ops.c */
 extern const struct fuse_lowlevel_ops fs_ops;
 
+/* lookahead.c: LOOKUPs answered from a directory listing read ahead of the kernel */
+int fs_la_init (Fs *fs);
+/* Drops every listing without a word to the server (its session is gone) and frees them. */
+void fs_la_clear (Fs *fs);
+/* Drops every listing without a word to the server: the session that counted them ended. */
+void fs_la_reset (Fs *fs);
+/* Answers the kernel from a listing of parent and returns true, or returns false (untouched
+ * req) when no listing holds name unused. */
+bool fs_la_answer (Fs *fs, fuse_req_t req, uint64_t parent, const char *name, size_t len);
+/* The server answered a LOOKUP in parent with an entry: counts towards listing parent. */
+void fs_la_missed (Fs *fs, uint64_t parent);
+/* Something may change (a mutating request, a notification): every listing that could still
+ * answer is dropped, and its directory is not listed again for a while. */
+void fs_la_invalidate (Fs *fs);
+/* A reply to one of the look-ahead's own requests (p->la). */
+void fs_la_reply (Fs *fs, FsPending *p, const uint8_t *payload, size_t len);
+/* Drops the listings that are older than the attribute timeout; returns when (fs_now_ms) the
+ * next one will be, or -1. */
+int64_t fs_la_expire (Fs *fs, int64_t now);
+
 /* replies.c */
+/* An FsEntry for the kernel, cached for timeout seconds. */
+void fs_entry_param (const Fs *fs, const FsEntry *e, double timeout, struct fuse_entry_param *ret);
+/* Checks count dirents (with entries for READDIRPLUS) and that nothing follows them. */
+bool fs_dirents_valid (FsReader r, uint32_t count, bool plus);
+/* Gives back the lookups of READDIRPLUS entries [from, count) read from r. */
+void fs_forget_dirents (Fs *fs, FsReader r, uint32_t from, uint32_t count);
 /* Answers the kernel for a reply to p (which the caller frees afterwards). */
 void fs_reply_complete (Fs *fs, FsPending *p, const uint8_t *payload, size_t len);
 /* Answers the kernel with an error for p. */

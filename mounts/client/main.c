@@ -67,6 +67,7 @@ usage (FILE *f)
                "  --uid U, --gid G    owner shown for every file (default: the mount point's)\n"
                "  --attr-timeout SECS how long the kernel caches names and attributes "
                "(default 1)\n"
+               "  --no-lookahead      never list a directory ahead of the kernel's lookups\n"
                "  --verbose           log every request to stderr\n",
                f);
 }
@@ -83,6 +84,7 @@ parse_args (Fs *fs, int argc, char **argv)
                 { "gid", required_argument, NULL, 'G' },
                 { "attr-timeout", required_argument, NULL, 't' },
                 { "verbose", no_argument, NULL, 'V' },
+                { "no-lookahead", no_argument, NULL, 'L' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'X' },
                 { NULL, 0, NULL, 0 },
@@ -128,6 +130,9 @@ parse_args (Fs *fs, int argc, char **argv)
                         if (errno || end == optarg || *end || !isfinite (fs->timeout) ||
                             fs->timeout < 0 || fs->timeout > 3600)
                                 return -EINVAL;
+                        break;
+                case 'L':
+                        fs->lookahead = false;
                         break;
                 case 'V':
                         fs_verbose = true;
@@ -263,6 +268,8 @@ run (Fs *fs)
                         { .fd = -1, .events = POLLIN },
                 };
                 int64_t now = fs_now_ms (), wake = -1;
+                /* First: expired listings queue their FORGETs before the poll is set up. */
+                int64_t la_wake = fs_la_expire (fs, now);
                 int timeout = -1, n;
                 bool holding;
 
@@ -285,6 +292,8 @@ run (Fs *fs)
                 else if (holding && fs->had_session &&
                          (wake < 0 || fs->session_lost_ms + FS_REATTACH_HOLD_MS < wake))
                         wake = fs->session_lost_ms + FS_REATTACH_HOLD_MS;
+                if (la_wake >= 0 && (wake < 0 || la_wake < wake))
+                        wake = la_wake;
                 if (wake >= 0)
                         timeout = wake > now ? (int) (wake - now) : 0;
 
@@ -322,7 +331,7 @@ ensure_std_fds (void)
 int
 main (int argc, char **argv)
 {
-        Fs fs = { .opt_fd = -1, .chan_fd = -1, .timeout = 1.0 };
+        Fs fs = { .opt_fd = -1, .chan_fd = -1, .timeout = 1.0, .lookahead = true };
         int r;
 
         if (parse_args (&fs, argc, argv) < 0) {

@@ -174,16 +174,16 @@ op_init (void *data, struct fuse_conn_info *conn)
 static void
 op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-        node_name_op (req, FS_OP_LOOKUP, parent, name);
-}
+        FsRequest q = { .op = FS_OP_LOOKUP };
+        FsPending *p;
 
-static void
-send_forget (Fs *fs, uint64_t node, uint64_t nlookup)
-{
-        FsRequest q = { .op = FS_OP_FORGET, .node = node, .nlookup = nlookup };
-
-        /* No reply; a failure only means the connection is gone, and its nodes with it. */
-        (void) fs_send (fs, NULL, &q);
+        if (!set_node (req, parent, &q.node) || !set_name (req, name, &q.name))
+                return;
+        if (fs_la_answer (fs_of (req), req, q.node, q.name.ptr, q.name.len))
+                return;
+        p = submit (req, &q);
+        if (p)
+                p->parent = q.node;
 }
 
 static void
@@ -193,7 +193,7 @@ op_forget (fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
         uint64_t node = fs_node_of (fs, ino);
 
         if (node != 0)
-                send_forget (fs, node, nlookup);
+                fs_send_forget (fs, node, nlookup);
         fuse_reply_none (req);
 }
 
@@ -201,26 +201,16 @@ static void
 op_forget_multi (fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
         Fs *fs = fs_of (req);
-        uint8_t entries[FS_MAX_FORGETS * 16];
-        FsWriter w;
-        FsRequest q = { .op = FS_OP_BATCH_FORGET, .data = entries };
+        FsForgets batch;
 
-        fs_writer_init (&w, entries, sizeof entries);
-        for (size_t i = 0; i <= count; i++) {
-                uint64_t node = i < count ? fs_node_of (fs, forgets[i].ino) : 0;
+        fs_forgets_init (&batch);
+        for (size_t i = 0; i < count; i++) {
+                uint64_t node = fs_node_of (fs, forgets[i].ino);
 
-                if (node != 0) {
-                        fs_write_u64 (&w, node);
-                        fs_write_u64 (&w, forgets[i].nlookup);
-                        q.count++;
-                }
-                if (q.count > 0 && (q.count == FS_MAX_FORGETS || i == count)) {
-                        q.data_len = w.len;
-                        (void) fs_send (fs, NULL, &q);
-                        q.count = 0;
-                        fs_writer_init (&w, entries, sizeof entries);
-                }
+                if (node != 0)
+                        fs_forgets_add (fs, &batch, node, forgets[i].nlookup);
         }
+        fs_forgets_flush (fs, &batch);
         fuse_reply_none (req);
 }
 

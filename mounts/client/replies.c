@@ -17,25 +17,6 @@
 /* READDIR entries carry no inode number; this is the one libfuse's high-level API uses. */
 #define FS_UNKNOWN_INO 0xffffffffu
 
-static void
-send_forget (Fs *fs, uint64_t node, uint64_t nlookup)
-{
-        FsRequest q = { .op = FS_OP_FORGET, .node = node, .nlookup = nlookup };
-
-        (void) fs_send (fs, NULL, &q);
-}
-
-/* Gives a handle back when the kernel could not take it (its request was interrupted). */
-static void
-send_release (Fs *fs, uint16_t op, uint64_t handle)
-{
-        FsRequest q = { .op = op, .handle = handle };
-        FsPending *p = fs_pending_new (fs, NULL, op);
-
-        if (p && fs_send (fs, p, &q) < 0)
-                fs_pending_free (fs, p);
-}
-
 static bool
 attr_valid (const FsAttr *a)
 {
@@ -83,15 +64,15 @@ stat_from_attr (const Fs *fs, const FsAttr *a, struct stat *st)
         st->st_ctim.tv_nsec = a->ctime_ns;
 }
 
-static void
-entry_param (const Fs *fs, const FsEntry *e, struct fuse_entry_param *ret)
+void
+fs_entry_param (const Fs *fs, const FsEntry *e, double timeout, struct fuse_entry_param *ret)
 {
         memset (ret, 0, sizeof *ret);
         ret->ino = fs_ino_of (fs, e->node);
         ret->generation = e->generation;
         stat_from_attr (fs, &e->attr, &ret->attr);
-        ret->attr_timeout = fs->timeout;
-        ret->entry_timeout = fs->timeout;
+        ret->attr_timeout = timeout;
+        ret->entry_timeout = timeout;
 }
 
 static void
@@ -125,11 +106,13 @@ complete_entry (Fs *fs, FsPending *p, FsReader *r)
                 protocol_error (fs, p, "entry");
                 return;
         }
-        entry_param (fs, &ent, &e);
+        fs_entry_param (fs, &ent, fs->timeout, &e);
         /* Not delivered (the caller was interrupted): the lookup the server counted is ours
          * to give back. */
         if (fuse_reply_entry (p->req, &e) < 0)
-                send_forget (fs, ent.node, 1);
+                fs_send_forget (fs, ent.node, 1);
+        if (p->op == FS_OP_LOOKUP)
+                fs_la_missed (fs, p->parent);
 }
 
 static void
@@ -196,15 +179,15 @@ complete_open (Fs *fs, FsPending *p, FsReader *r)
         /* Unknown open_flags bits are hints a newer server may add: ignored. */
         p->fi.keep_cache = (open_flags & FS_OPEN_KEEP_CACHE) != 0;
         if (create) {
-                entry_param (fs, &ent, &e);
+                fs_entry_param (fs, &ent, fs->timeout, &e);
                 res = fuse_reply_create (p->req, &e, &p->fi);
         } else {
                 res = fuse_reply_open (p->req, &p->fi);
         }
         if (res < 0) {
                 if (create)
-                        send_forget (fs, ent.node, 1);
-                send_release (fs, dir ? FS_OP_RELEASEDIR : FS_OP_RELEASE, handle);
+                        fs_send_forget (fs, ent.node, 1);
+                fs_send_release (fs, dir ? FS_OP_RELEASEDIR : FS_OP_RELEASE, handle);
         }
 }
 
@@ -271,11 +254,12 @@ complete_statfs (Fs *fs, FsPending *p, FsReader *r)
 
 /* Directories ----------------------------------------------------------------------------------- */
 
-/* Gives back the lookups of entries [from, count) of a READDIRPLUS reply that the kernel will
- * not see. */
-static void
-forget_rest (Fs *fs, FsReader r, uint32_t from, uint32_t count)
+void
+fs_forget_dirents (Fs *fs, FsReader r, uint32_t from, uint32_t count)
 {
+        FsForgets forgets;
+
+        fs_forgets_init (&forgets);
         for (uint32_t i = 0; i < count; i++) {
                 FsEntry ent;
 
@@ -284,10 +268,11 @@ forget_rest (Fs *fs, FsReader r, uint32_t from, uint32_t count)
                 fs_read_str (&r, FS_MAX_NAME);
                 fs_read_entry (&r, &ent);
                 if (r.bad)
-                        return;
+                        break;
                 if (i >= from)
-                        send_forget (fs, ent.node, 1);
+                        fs_forgets_add (fs, &forgets, ent.node, 1);
         }
+        fs_forgets_flush (fs, &forgets);
 }
 
 static bool
@@ -296,9 +281,9 @@ dirent_type_valid (uint32_t type)
         return (type & ~(uint32_t) S_IFMT) == 0;
 }
 
-/* Checks every dirent first: a bad one anywhere rejects the whole reply. */
-static bool
-dirents_valid (FsReader r, uint32_t count, bool plus)
+/* Every dirent is checked first: a bad one anywhere rejects the whole reply. */
+bool
+fs_dirents_valid (FsReader r, uint32_t count, bool plus)
 {
         for (uint32_t i = 0; i < count; i++) {
                 FsDirent d;
@@ -324,9 +309,9 @@ complete_readdir (Fs *fs, FsPending *p, FsReader *r)
         size_t used = 0;
         uint32_t i;
 
-        if (r->bad || !dirents_valid (*r, count, plus)) {
+        if (r->bad || !fs_dirents_valid (*r, count, plus)) {
                 if (plus && !r->bad)
-                        forget_rest (fs, start, 0, count);
+                        fs_forget_dirents (fs, start, 0, count);
                 protocol_error (fs, p, "directory entries");
                 return;
         }
@@ -344,7 +329,7 @@ complete_readdir (Fs *fs, FsPending *p, FsReader *r)
                         struct fuse_entry_param e;
 
                         fs_read_entry (r, &d.entry);
-                        entry_param (fs, &d.entry, &e);
+                        fs_entry_param (fs, &d.entry, fs->timeout, &e);
                         need = fuse_add_direntry_plus (p->req, (char *) fs->dirbuf + used,
                                                        p->size - used, name, &e,
                                                        (off_t) d.next_offset);
@@ -359,9 +344,9 @@ complete_readdir (Fs *fs, FsPending *p, FsReader *r)
                 used += need;
         }
         if (plus && i < count)
-                forget_rest (fs, start, i, count);
+                fs_forget_dirents (fs, start, i, count);
         if (fuse_reply_buf (p->req, (const char *) fs->dirbuf, used) < 0 && plus)
-                forget_rest (fs, start, 0, i);
+                fs_forget_dirents (fs, start, 0, i);
 }
 
 /* Dispatch -------------------------------------------------------------------------------------- */
@@ -372,6 +357,10 @@ fs_reply_complete (Fs *fs, FsPending *p, const uint8_t *payload, size_t len)
         FsReader r;
         uint32_t err;
 
+        if (p->la) {
+                fs_la_reply (fs, p, payload, len);
+                return;
+        }
         fs_reader_init (&r, payload, len);
         err = fs_read_u32 (&r);
         if (err != 0) {

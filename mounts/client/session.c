@@ -54,7 +54,7 @@ fs_session_init (Fs *fs)
         fs->slots = calloc (FS_MAX_SLOTS, sizeof *fs->slots);
         fs->notify_queue = calloc (FS_NOTIFY_QUEUE, sizeof *fs->notify_queue);
         fs->dirbuf = malloc (FS_MAX_DIR_REPLY);
-        if (!fs->slots || !fs->notify_queue || !fs->dirbuf)
+        if (!fs->slots || !fs->notify_queue || !fs->dirbuf || fs_la_init (fs) < 0)
                 return -ENOMEM;
         /* Free list over every slot but the FORGET one. */
         for (uint32_t i = 0; i < FS_FORGET_SLOT; i++)
@@ -69,6 +69,7 @@ fs_session_clear (Fs *fs)
         free (fs->slots);
         free (fs->notify_queue);
         free (fs->dirbuf);
+        fs_la_clear (fs);
         fs->slots = NULL;
         fs->notify_queue = NULL;
         fs->dirbuf = NULL;
@@ -132,6 +133,33 @@ fs_session_can_accept (const Fs *fs)
         return fs->free_head < FS_MAX_SLOTS && fs->out_bytes < FS_OUTQ_HIGH;
 }
 
+/* Whether q may change a file, a folder or what the kernel cached about one. */
+static bool
+may_change (const FsRequest *q)
+{
+        switch (q->op) {
+        case FS_OP_LOOKUP:
+        case FS_OP_FORGET:
+        case FS_OP_BATCH_FORGET:
+        case FS_OP_GETATTR:
+        case FS_OP_READLINK:
+        case FS_OP_READ:
+        case FS_OP_READ_SHM:
+        case FS_OP_RELEASE:
+        case FS_OP_FSYNC:
+        case FS_OP_OPENDIR:
+        case FS_OP_READDIR:
+        case FS_OP_READDIRPLUS:
+        case FS_OP_RELEASEDIR:
+        case FS_OP_STATFS:
+                return false;
+        case FS_OP_OPEN:
+                return (q->flags & FS_O_TRUNC) != 0;
+        default:
+                return true;
+        }
+}
+
 int
 fs_send (Fs *fs, FsPending *p, const FsRequest *q)
 {
@@ -143,6 +171,8 @@ fs_send (Fs *fs, FsPending *p, const FsRequest *q)
 
         if (!fs->in_session || !fs->connected || fs->hup_backoff)
                 return -EIO;
+        if (may_change (q))
+                fs_la_invalidate (fs);
         buf = malloc (PROTO_HEADER_SIZE + cap);
         if (!buf)
                 return -ENOMEM;
@@ -163,6 +193,53 @@ fs_send (Fs *fs, FsPending *p, const FsRequest *q)
 }
 
 void
+fs_send_forget (Fs *fs, uint64_t node, uint64_t nlookup)
+{
+        FsRequest q = { .op = FS_OP_FORGET, .node = node, .nlookup = nlookup };
+
+        /* No reply; a failure only means the connection is gone, and its nodes with it. */
+        (void) fs_send (fs, NULL, &q);
+}
+
+void
+fs_forgets_init (FsForgets *b)
+{
+        fs_writer_init (&b->w, b->buf, sizeof b->buf);
+        b->count = 0;
+}
+
+void
+fs_forgets_flush (Fs *fs, FsForgets *b)
+{
+        FsRequest q = {
+                .op = FS_OP_BATCH_FORGET, .data = b->buf, .data_len = b->w.len, .count = b->count
+        };
+
+        if (b->count > 0)
+                (void) fs_send (fs, NULL, &q);
+        fs_forgets_init (b);
+}
+
+void
+fs_forgets_add (Fs *fs, FsForgets *b, uint64_t node, uint64_t nlookup)
+{
+        fs_write_u64 (&b->w, node);
+        fs_write_u64 (&b->w, nlookup);
+        if (++b->count == FS_MAX_FORGETS)
+                fs_forgets_flush (fs, b);
+}
+
+void
+fs_send_release (Fs *fs, uint16_t op, uint64_t handle)
+{
+        FsRequest q = { .op = op, .handle = handle };
+        FsPending *p = fs_pending_new (fs, NULL, op);
+
+        if (p && fs_send (fs, p, &q) < 0)
+                fs_pending_free (fs, p);
+}
+
+void
 fs_session_end (Fs *fs, const char *why)
 {
         if (!fs->slots)
@@ -180,6 +257,8 @@ fs_session_end (Fs *fs, const char *why)
                 fs_reply_fail (fs, p, EIO);
                 fs_pending_free (fs, p);
         }
+        /* The server's node table went with the session, and the lookups listed in it. */
+        fs_la_reset (fs);
         /* Requests of the old session must not reach a new one. */
         fs_outq_drop (fs);
 }
@@ -310,6 +389,7 @@ handle_notify (Fs *fs, const ProtoFrame *f)
                 fs_log ("malformed notification ignored");
                 return;
         }
+        fs_la_invalidate (fs);
         if (!fs->notify_started)
                 return;
         n.ino = fs_ino_of (fs, node);

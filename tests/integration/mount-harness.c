@@ -132,24 +132,34 @@ fuse_usable (GError **error)
 }
 
 static gboolean
+make_pair (int pair[2], GError **error)
+{
+        if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "socketpair: %s",
+                             g_strerror (errno));
+                return FALSE;
+        }
+        return TRUE;
+}
+
+/* pair[0] goes to corral-fsd and pair[1] to corral-fs; both are closed here. */
+static gboolean
 start_children (MountHarness *h,
                 const char *const *share_specs,
                 const char *const *fsd_args,
                 const char *const *fs_args,
+                int pair[2],
                 GError **error)
 {
         g_autoptr (GPtrArray) fsd_argv = g_ptr_array_new ();
         g_autoptr (GPtrArray) fs_argv = g_ptr_array_new ();
         const char *fsd = program ("CORRAL_FSD_PATH", error);
         const char *fs = fsd ? program ("CORRAL_FS_PATH", error) : NULL;
-        int pair[2];
         gboolean ok;
 
-        if (!fs)
-                return FALSE;
-        if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
-                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "socketpair: %s",
-                             g_strerror (errno));
+        if (!fs) {
+                close (pair[0]);
+                close (pair[1]);
                 return FALSE;
         }
         g_ptr_array_add (fsd_argv, (gpointer) fsd);
@@ -186,7 +196,19 @@ mount_harness_new_full (const char *const *share_specs,
                         const char *const *fs_args,
                         GError **error)
 {
+        return mount_harness_new_relayed (share_specs, fsd_args, fs_args, NULL, NULL, error);
+}
+
+MountHarness *
+mount_harness_new_relayed (const char *const *share_specs,
+                           const char *const *fsd_args,
+                           const char *const *fs_args,
+                           MountHarnessRelay relay,
+                           gpointer user_data,
+                           GError **error)
+{
         g_autoptr (MountHarness) h = g_new0 (MountHarness, 1);
+        int pair[2], outer[2] = { -1, -1 };
 
         if (!fuse_usable (error))
                 return NULL;
@@ -201,7 +223,20 @@ mount_harness_new_full (const char *const *share_specs,
                              h->mountpoint, g_strerror (errno));
                 return NULL;
         }
-        if (!start_children (h, share_specs, fsd_args, fs_args, error) || !wait_mounted (h, error))
+        if (!make_pair (pair, error))
+                return NULL;
+        if (relay) {
+                /* corral-fsd keeps pair[0]; corral-fs gets a second pair; the test the middle. */
+                if (!make_pair (outer, error)) {
+                        close (pair[0]);
+                        close (pair[1]);
+                        return NULL;
+                }
+                relay (pair[1], outer[0], user_data);
+                pair[1] = outer[1];
+        }
+        if (!start_children (h, share_specs, fsd_args, fs_args, pair, error) ||
+            !wait_mounted (h, error))
                 return NULL;
         return g_steal_pointer (&h);
 }

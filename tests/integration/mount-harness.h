@@ -41,6 +41,20 @@ MountHarness *mount_harness_new_full (const char *const *share_specs,
                                       const char *const *fs_args,
                                       GError **error);
 
+/* Called with the test's ends of the two connections, before the mount is waited for: it
+ * must pass every byte from one to the other (corral-fs speaks first only after corral-fsd's
+ * HELLO) and owns both fds. */
+typedef void (*MountHarnessRelay) (int fsd_fd, int fs_fd, gpointer user_data);
+
+/* The same as mount_harness_new_full(), with the test in the middle: corral-fsd and corral-fs
+ * each get their own socketpair, and relay joins them (to watch or count what passes). */
+MountHarness *mount_harness_new_relayed (const char *const *share_specs,
+                                         const char *const *fsd_args,
+                                         const char *const *fs_args,
+                                         MountHarnessRelay relay,
+                                         gpointer user_data,
+                                         GError **error);
+
 /* mountpoint/share/rel (rel may be NULL). (transfer full) */
 char *mount_harness_path (const MountHarness *h, const char *share, const char *rel);
 

@@ -43,6 +43,7 @@ typedef struct {
         char nonce[PROTO_NONCE_HEX_LEN + 1];
         guint hellos_answered;
         gboolean hang_seen;
+        guint bad_listings; /* READDIRPLUS replies refused for holding a bad name */
         gboolean eof;
         gboolean closed; /* the test hung up: replies still in flight are dropped */
 } Fake;
@@ -197,6 +198,12 @@ fake_readdir (Fake *fake, const FsRequest *q, FsWriter *w)
                 return;
         }
         if (q->handle == H_DIR) {
+                if (plus) {
+                        g_mutex_lock (&fake->lock);
+                        fake->bad_listings++;
+                        g_cond_broadcast (&fake->cond);
+                        g_mutex_unlock (&fake->lock);
+                }
                 /* A name no directory can hold: the whole reply is refused. */
                 fs_write_u32 (w, 1);
                 fs_write_u64 (w, 1);
@@ -573,6 +580,32 @@ test_new_hello (Fixture *f, gconstpointer data)
         assert_alive (f);
 }
 
+/* The client lists d by itself after lookups of existing names in it (lookahead.c); a bad
+ * listing is dropped, and lookups go on at the server. */
+static void
+test_bad_listing (Fixture *f, gconstpointer data)
+{
+        static const char *const names[] = { "d/f", "d/big" };
+        struct stat st;
+
+        if (!f->tmpdir)
+                return;
+        for (guint i = 0; i < G_N_ELEMENTS (names); i++) {
+                g_autofree char *path = in_share (f, names[i]);
+
+                g_assert_cmpint (lstat (path, &st), ==, 0);
+        }
+        fake_wait (&f->fake, NULL, &f->fake.bad_listings, 1);
+        g_usleep (1200 * 1000); /* the kernel's entries expire */
+        {
+                g_autofree char *path = in_share (f, "d/f");
+
+                g_assert_cmpint (lstat (path, &st), ==, 0);
+                g_assert_cmpint (st.st_size, ==, 5);
+        }
+        assert_alive (f);
+}
+
 static void
 test_framing_garbage (Fixture *f, gconstpointer data)
 {
@@ -632,6 +665,7 @@ main (int argc, char **argv)
         ADD ("/mount/client/new-hello", test_new_hello);
         ADD ("/mount/client/framing-garbage", test_framing_garbage);
         ADD ("/mount/client/server-gone", test_server_gone);
+        ADD ("/mount/client/lookahead-bad-listing", test_bad_listing);
 #undef ADD
         /* The same over a (pty standing in for a) virtio-serial port, which never closes. */
 #define ADD(path, func) g_test_add (path, Fixture, "serial", fixture_setup, func, fixture_teardown)
