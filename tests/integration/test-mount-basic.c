@@ -103,6 +103,46 @@ test_root (Fixture *f, gconstpointer data)
         g_assert_cmpuint (sv.f_blocks, >, 0);
 }
 
+/* The client serves every program's file access: as root it runs above their priority, in
+ * every thread, so that it never queues behind them (corral-fs's FS_NICE). */
+static void
+test_priority (Fixture *f, gconstpointer data)
+{
+        g_autofree char *task_dir = NULL;
+        g_autoptr (GDir) tasks = NULL;
+        g_autoptr (GError) error = NULL;
+        const char *task;
+        guint n = 0;
+
+        SKIP_IF_NO_MOUNT (f);
+        if (geteuid () != 0) {
+                g_test_skip ("only root may raise a priority");
+                return;
+        }
+        task_dir = g_strdup_printf ("/proc/%d/task", (int) f->h->fs_pid);
+        tasks = g_dir_open (task_dir, 0, &error);
+        g_assert_no_error (error);
+        while ((task = g_dir_read_name (tasks))) {
+                g_autofree char *path = g_build_filename (task_dir, task, "stat", NULL);
+                g_autofree char *stat = NULL;
+                g_auto (GStrv) fields = NULL;
+                const char *after_name;
+
+                g_file_get_contents (path, &stat, NULL, &error);
+                g_assert_no_error (error);
+                /* Fields after the command name, which may hold spaces: state is field 3, nice
+                 * field 19. */
+                after_name = strrchr (stat, ')');
+                g_assert_nonnull (after_name);
+                fields = g_strsplit (after_name + 2, " ", -1);
+                g_assert_cmpuint (g_strv_length (fields), >, 17);
+                g_assert_cmpstr (fields[16], ==, "-10");
+                n++;
+        }
+        /* The loop and the invalidation thread. */
+        g_assert_cmpuint (n, ==, 2);
+}
+
 static void
 test_read_write (Fixture *f, gconstpointer data)
 {
@@ -437,6 +477,7 @@ main (int argc, char **argv)
         g_test_init (&argc, &argv, NULL);
 #define ADD(path, func) g_test_add (path, Fixture, NULL, fixture_setup, func, fixture_teardown)
         ADD ("/mount/basic/root", test_root);
+        ADD ("/mount/basic/priority", test_priority);
         ADD ("/mount/basic/read-write", test_read_write);
         ADD ("/mount/basic/host-changes", test_host_changes);
         ADD ("/mount/basic/directories", test_directories);
