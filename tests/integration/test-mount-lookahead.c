@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #define N_FILES 300
+#define N_SEEN 20 /* files looked up before the folder changes */
 
 /* What passed through the relay. */
 typedef struct {
@@ -299,6 +300,16 @@ listed_at_least (const Counts *c, gpointer data)
         return c->listed >= GPOINTER_TO_UINT (data);
 }
 
+/* lstat()s every file once, in order, and returns what the server saw. */
+static void
+scan_all (Fixture *f, Counts *ret)
+{
+        stat_files (f, 0, N_FILES);
+        snapshot (f, ret);
+        g_test_message ("%u of %d lookups reached the server; %u entries listed, %u opendir",
+                        ret->file_lookups, N_FILES, ret->listed, ret->opendirs);
+}
+
 /* Tests ----------------------------------------------------------------------------------------- */
 
 static void
@@ -308,10 +319,7 @@ test_scan (Fixture *f, gconstpointer data)
 
         if (!f->h)
                 return;
-        stat_files (f, 0, N_FILES);
-        snapshot (f, &c);
-        g_test_message ("%u of %d lookups reached the server; %u entries listed", c.file_lookups,
-                        N_FILES, c.listed);
+        scan_all (f, &c);
         /* Two to start a listing, a few while it is on its way, a few for each next chunk. */
         g_assert_cmpuint (c.file_lookups, <, 40);
         g_assert_cmpuint (c.listed, >=, N_FILES - c.file_lookups);
@@ -324,8 +332,7 @@ test_off (Fixture *f, gconstpointer data)
 
         if (!f->h)
                 return;
-        stat_files (f, 0, N_FILES);
-        snapshot (f, &c);
+        scan_all (f, &c);
         /* Every lookup is the server's, and nothing is listed behind the kernel's back. */
         g_assert_cmpuint (c.file_lookups, ==, N_FILES);
         g_assert_cmpuint (c.listed, ==, 0);
@@ -355,11 +362,11 @@ test_references (Fixture *f, gconstpointer data)
         if (!f->h)
                 return;
         /* A few names of a big folder: the listing holds far more than the kernel takes. */
-        stat_files (f, 0, 20);
+        stat_files (f, 0, N_SEEN);
         snapshot (f, &c);
         g_assert_cmpuint (c.listed, >, 0);
         e.listed = c.listed;
-        e.answered_here = 20 - c.file_lookups;
+        e.answered_here = N_SEEN - c.file_lookups;
         g_assert_cmpuint (e.answered_here, >, 0);
         /* The listing expires after the attribute timeout (0.3 s here) and gives back the rest
          * (the kernel keeps what it was given: its dentries are still cached). */
@@ -368,29 +375,42 @@ test_references (Fixture *f, gconstpointer data)
         g_assert_cmpuint (c.listed, ==, e.listed);
 }
 
+/* The first N_SEEN files are looked up, so that the client lists the folder (its first chunk
+ * about 200 names); then every other file changes size on the host, behind the listing. */
+static void
+list_then_change_on_host (Fixture *f)
+{
+        stat_files (f, 0, N_SEEN);
+        wait_counts (f, listed_at_least, GUINT_TO_POINTER (150));
+        for (int i = N_SEEN; i < N_FILES; i++)
+                host_resize (f, i, 1000);
+}
+
+static void
+assert_changes_seen (Fixture *f)
+{
+        for (int i = N_SEEN; i < N_FILES; i++)
+                g_assert_cmpint (mount_size (f, i), ==, 1000);
+}
+
 static void
 test_change_drops (Fixture *f, gconstpointer data)
 {
-        g_autofree char *created = mount_harness_path (f->h, "s", "d/new");
+        g_autofree char *created = NULL;
         g_autoptr (GError) error = NULL;
         Counts c;
 
         if (!f->h)
                 return;
-        stat_files (f, 0, 20);
-        /* The first chunk lists about 200 names. */
-        wait_counts (f, listed_at_least, GUINT_TO_POINTER (150));
-        /* Files the listing holds change on the host... */
-        for (int i = 20; i < N_FILES; i++)
-                host_resize (f, i, 1000);
-        /* ...then anything is changed through the mount: the listing is of no use any more,
-         * even with a 30 s attribute timeout. */
+        list_then_change_on_host (f);
+        /* Anything changed through the mount makes the listing useless, even with a 30 s
+         * attribute timeout. */
+        created = mount_harness_path (f->h, "s", "d/new");
         g_file_set_contents (created, "new", -1, &error);
         g_assert_no_error (error);
-        for (int i = 20; i < N_FILES; i++)
-                g_assert_cmpint (mount_size (f, i), ==, 1000);
+        assert_changes_seen (f);
         snapshot (f, &c);
-        g_assert_cmpuint (c.file_lookups, >=, N_FILES - 20);
+        g_assert_cmpuint (c.file_lookups, >=, N_FILES - N_SEEN);
 }
 
 static void
@@ -398,14 +418,10 @@ test_expires (Fixture *f, gconstpointer data)
 {
         if (!f->h)
                 return;
-        stat_files (f, 0, 20);
-        wait_counts (f, listed_at_least, GUINT_TO_POINTER (150));
-        for (int i = 20; i < N_FILES; i++)
-                host_resize (f, i, 1000);
+        list_then_change_on_host (f);
         /* Past the 0.3 s attribute timeout, nothing listed before is handed out. */
         g_usleep (600 * 1000);
-        for (int i = 20; i < N_FILES; i++)
-                g_assert_cmpint (mount_size (f, i), ==, 1000);
+        assert_changes_seen (f);
 }
 
 static void
@@ -415,8 +431,7 @@ test_zero_timeout (Fixture *f, gconstpointer data)
 
         if (!f->h)
                 return;
-        stat_files (f, 0, N_FILES);
-        snapshot (f, &c);
+        scan_all (f, &c);
         /* No caching asked for: nothing listed ahead either, not even opened. */
         g_assert_cmpuint (c.listed, ==, 0);
         g_assert_cmpuint (c.opendirs, ==, 0);
