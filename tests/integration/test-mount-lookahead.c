@@ -20,6 +20,7 @@
 #include <glib/gstdio.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -442,6 +443,14 @@ int
 main (int argc, char **argv)
 {
         g_test_init (&argc, &argv, NULL);
+        if (g_getenv ("CORRAL_VALGRIND")) {
+                /* The relay is a thread of this process and the mount is served through it:
+                 * valgrind runs one thread at a time and keeps its lock across lstat(), so a
+                 * lookup on the mount would wait forever for the relay. The ASan run covers this
+                 * test instead. */
+                printf ("1..0 # SKIP in-process relay under valgrind\n");
+                return 0;
+        }
         /* A relay write to a side that hung up is an error return, not a signal. */
         signal (SIGPIPE, SIG_IGN);
 #define ADD(path, data, func)                                                                      \
