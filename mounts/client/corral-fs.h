@@ -137,8 +137,7 @@ typedef struct {
         uint32_t seq;
 
         /* look-ahead listings (lookahead.c) */
-        FsLaDir *la_dirs;
-        uint32_t la_held; /* entries listed and not handed to the kernel: each a lookup */
+        FsLaDir *la_dirs; /* FS_LA_DIRS records */
 
         /* invalidation thread */
         pthread_t notify_thread;

@@ -105,7 +105,6 @@ release_listing (Fs *fs, FsLaDir *d, bool give_back)
         for (uint32_t i = 0; i < d->n; i++) {
                 if (d->entries[i].given)
                         continue;
-                fs->la_held--;
                 if (give_back)
                         fs_forgets_add (fs, &forgets, d->entries[i].entry.node, 1);
         }
@@ -129,8 +128,9 @@ release_listing (Fs *fs, FsLaDir *d, bool give_back)
         d->serial++;
 }
 
+/* Frees the listing and the record. */
 static void
-drop_dir_full (Fs *fs, FsLaDir *d, bool give_back)
+drop_dir (Fs *fs, FsLaDir *d, bool give_back)
 {
         uint32_t serial;
 
@@ -143,12 +143,6 @@ drop_dir_full (Fs *fs, FsLaDir *d, bool give_back)
         d->listed_ms = -1;
 }
 
-static void
-drop_dir (Fs *fs, FsLaDir *d)
-{
-        drop_dir_full (fs, d, true);
-}
-
 void
 fs_la_reset (Fs *fs)
 {
@@ -156,8 +150,7 @@ fs_la_reset (Fs *fs)
                 return;
         /* Nothing goes to the server: its node table and handles went with the session. */
         for (unsigned i = 0; i < FS_LA_DIRS; i++)
-                drop_dir_full (fs, &fs->la_dirs[i], false);
-        fs->la_held = 0;
+                drop_dir (fs, &fs->la_dirs[i], false);
 }
 
 void
@@ -212,6 +205,17 @@ fs_la_expire (Fs *fs, int64_t now)
 
 /* Listings -------------------------------------------------------------------------------------- */
 
+/* Entries listed and not handed to the kernel, in all listings: each holds a lookup. */
+static uint32_t
+held (const Fs *fs)
+{
+        uint32_t n = 0;
+
+        for (unsigned i = 0; i < FS_LA_DIRS; i++)
+                n += fs->la_dirs[i].held;
+        return n;
+}
+
 static FsLaDir *
 find_dir (Fs *fs, uint64_t dir)
 {
@@ -237,7 +241,7 @@ new_dir (Fs *fs, uint64_t dir, int64_t now)
                 if (!victim || d->used_ms < victim->used_ms)
                         victim = d;
         }
-        drop_dir (fs, victim);
+        drop_dir (fs, victim, true);
         victim->dir = dir;
         victim->used_ms = now;
         victim->first_miss_ms = now;
@@ -312,7 +316,7 @@ add_entry (Fs *fs, FsLaDir *d, const FsDirent *de)
 {
         size_t cap = d->cap;
 
-        if (fs->la_held >= FS_LA_MAX_ENTRIES ||
+        if (held (fs) >= FS_LA_MAX_ENTRIES ||
             !grow ((void **) &d->entries, &cap, (size_t) d->n + 1, sizeof *d->entries) ||
             !grow ((void **) &d->names, &d->names_cap, d->names_len + de->name.len, 1))
                 return false;
@@ -326,7 +330,6 @@ add_entry (Fs *fs, FsLaDir *d, const FsDirent *de)
         d->names_len += de->name.len;
         d->n++;
         d->held++;
-        fs->la_held++;
         return true;
 }
 
@@ -487,7 +490,6 @@ fs_la_answer (Fs *fs, fuse_req_t req, uint64_t parent, const char *name, size_t 
                 return false;
         ent->given = true;
         d->held--;
-        fs->la_held--;
         d->used_ms = now;
         fs_entry_param (fs, &ent->entry, (double) left / 1000.0, &e);
         fs_debug ("lookup of %.*s answered from the listing", (int) len, name);
@@ -525,7 +527,7 @@ fs_la_missed (Fs *fs, uint64_t parent)
                 return;
         d->misses = 0;
         /* Room for the kernel's own requests first. */
-        if (fs->la_held >= FS_LA_MAX_ENTRIES || fs->n_pending > FS_MAX_SLOTS / 2)
+        if (held (fs) >= FS_LA_MAX_ENTRIES || fs->n_pending > FS_MAX_SLOTS / 2)
                 return;
         if (d->listed_ms < 0) {
                 FsRequest q = { .op = FS_OP_OPENDIR, .node = d->dir };
