@@ -4,8 +4,12 @@
  */
 #include <errno.h>
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "fs-managed.h"
 #include "fs-policy.h"
 #include "fs-server.h"
 #include "fs.h"
@@ -285,6 +289,144 @@ test_modes (void)
         }
 }
 
+/* The managed policy's sharedFolders part: what it adds, and every way it can be wrong. */
+static void
+test_managed_parse (void)
+{
+        static const struct {
+                const char *json;
+                const char *first; /* NULL: refused */
+                const char *error_part;
+        } cases[] = {
+                { "{}", "", NULL },
+                { "{\"network\": {\"allow\": [\"x\"]}}", "", NULL },
+                { "{\"sharedFolders\": {}}", "", NULL },
+                { "{\"sharedFolders\": {\"protectedPaths\": []}}", "", NULL },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"deploy/\", \"a/b.env\"]}}",
+                  "deploy/", NULL },
+                { "{\"sharedFolders\": {\"protectedPaths\": null}}", "", NULL },
+                { "", NULL, "JSON" },
+                { "[]", NULL, "JSON" },
+                { "{\"sharedFolders\": {}} x", NULL, "JSON" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"a\\u0000b\"]}}", NULL, "JSON" },
+                { "{\"sharedFolders\": 7}", NULL, "must be an object" },
+                { "{\"sharedFolders\": []}", NULL, "must be an object" },
+                { "{\"sharedFolders\": {\"protectedPath\": []}}", NULL, "unknown setting" },
+                { "{\"sharedFolders\": {\"protectedPaths\": \"deploy/\"}}", NULL, "list" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [7]}}", NULL, "every entry" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [[\"x\"]]}}", NULL, "every entry" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"../etc\"]}}", NULL, "not a valid" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"/etc/passwd\"]}}", NULL,
+                  "not a valid" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"a//b\"]}}", NULL, "not a valid" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"\"]}}", NULL, "not a valid" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"./x\"]}}", NULL, "not a valid" },
+        };
+
+        for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+                g_autoptr (GError) error = NULL;
+                g_auto (GStrv) protect = NULL;
+                gboolean ok = fs_managed_parse (cases[i].json, strlen (cases[i].json), "/p.json",
+                                                &protect, &error);
+
+                g_test_message ("%s", cases[i].json);
+                if (cases[i].first) {
+                        g_assert_no_error (error);
+                        g_assert_true (ok);
+                        g_assert_cmpstr (protect[0] ? protect[0] : "", ==, cases[i].first);
+                        continue;
+                }
+                g_assert_false (ok);
+                g_assert_null (protect);
+                g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+                /* names the file, says what is wrong and who can fix it */
+                g_assert_nonnull (strstr (error->message, "/p.json"));
+                g_assert_nonnull (strstr (error->message, cases[i].error_part));
+                g_assert_nonnull (strstr (error->message, "IT department"));
+        }
+}
+
+static void
+test_managed_limits (void)
+{
+        g_autoptr (GString) json = g_string_new ("{\"sharedFolders\": {\"protectedPaths\": [");
+        g_autoptr (GString) deep = g_string_new ("{\"sharedFolders\": ");
+        g_autoptr (GError) error = NULL;
+        g_auto (GStrv) protect = NULL;
+        g_autofree char *long_name = g_strnfill (4097, 'a');
+        g_autofree char *long_json = NULL;
+
+        for (guint i = 0; i < FS_MANAGED_MAX_PROTECTED; i++)
+                g_string_append_printf (json, "%s\"p%u\"", i ? "," : "", i);
+        g_string_append (json, "]}}");
+        g_assert_true (fs_managed_parse (json->str, json->len, "p", &protect, &error));
+        g_assert_cmpuint (g_strv_length (protect), ==, FS_MANAGED_MAX_PROTECTED);
+        g_clear_pointer (&protect, g_strfreev);
+        /* one more is too many */
+        g_string_truncate (json, json->len - 3);
+        g_string_append (json, ",\"one-more\"]}}");
+        g_assert_false (fs_managed_parse (json->str, json->len, "p", &protect, &error));
+        g_clear_error (&error);
+        long_json =
+                g_strdup_printf ("{\"sharedFolders\": {\"protectedPaths\": [\"%s\"]}}", long_name);
+        g_assert_false (fs_managed_parse (long_json, strlen (long_json), "p", &protect, &error));
+        g_clear_error (&error);
+        for (guint i = 0; i < 200; i++)
+                g_string_append (deep, "{\"a\": ");
+        g_assert_false (fs_managed_parse (deep->str, deep->len, "p", &protect, &error));
+        g_clear_error (&error);
+        g_assert_null (protect);
+}
+
+/* Reading the file: missing is no policy; a FIFO, a folder or an oversized file is an error,
+ * and a FIFO never blocks the reader. */
+static void
+test_managed_load (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *dir = g_dir_make_tmp ("corral-managed-XXXXXX", &error);
+        g_autofree char *file = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *fifo = g_build_filename (dir, "fifo.json", NULL);
+        g_autofree char *big = g_build_filename (dir, "big.json", NULL);
+        g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
+        g_auto (GStrv) protect = NULL;
+
+        g_assert_no_error (error);
+        g_assert_true (fs_managed_load (file, &protect, &error));
+        g_assert_no_error (error);
+        g_assert_null (protect[0]);
+        g_clear_pointer (&protect, g_strfreev);
+
+        g_assert_true (g_file_set_contents (
+                file, "{\"sharedFolders\": {\"protectedPaths\": [\"deploy/\"]}}\n", -1, NULL));
+        g_assert_true (fs_managed_load (file, &protect, &error));
+        g_assert_cmpstr (protect[0], ==, "deploy/");
+        g_assert_null (protect[1]);
+        g_clear_pointer (&protect, g_strfreev);
+
+        g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+        alarm (10);
+        g_assert_false (fs_managed_load (fifo, &protect, &error));
+        alarm (0);
+        g_assert_nonnull (strstr (error->message, "not a regular file"));
+        g_clear_error (&error);
+        g_assert_false (fs_managed_load (dir, &protect, &error));
+        g_clear_error (&error);
+        g_assert_true (g_file_set_contents (big, "", 0, NULL));
+        g_assert_cmpint (truncate (big, FS_MANAGED_MAX_SIZE + 1), ==, 0);
+        g_assert_false (fs_managed_load (big, &protect, &error));
+        g_assert_nonnull (strstr (error->message, "larger than 1 MiB"));
+        g_clear_error (&error);
+        if (geteuid () != 0) {
+                g_assert_cmpint (g_chmod (file, 0), ==, 0);
+                g_assert_false (fs_managed_load (file, &protect, &error));
+                g_assert_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED);
+                g_clear_error (&error);
+        }
+        g_assert_null (protect);
+        g_assert_cmpint (system (cmd), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -295,5 +437,8 @@ main (int argc, char **argv)
         g_test_add_func ("/fs/policy/protected", test_protected);
         g_test_add_func ("/fs/policy/symlink-targets", test_symlink_targets);
         g_test_add_func ("/fs/policy/modes", test_modes);
+        g_test_add_func ("/fs/managed/parse", test_managed_parse);
+        g_test_add_func ("/fs/managed/limits", test_managed_limits);
+        g_test_add_func ("/fs/managed/load", test_managed_load);
         return g_test_run ();
 }
