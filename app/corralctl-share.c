@@ -18,6 +18,7 @@
 #include "corral-shares.h"
 #include "corral-vm-host.h"
 #include "corralctl-vm.h"
+#include "fs-managed.h"
 
 #define EXIT_CTL 125
 
@@ -108,6 +109,27 @@ vm_dir_for (const char *vm, GError **error)
         return g_steal_pointer (&dir);
 }
 
+/* What the organisation's policy protects in every share (it applies from the file server's
+ * next start); a damaged policy is said, as the server will refuse to start with it. */
+static void
+print_managed (void)
+{
+        const char *path = fs_managed_policy_path ();
+        g_autoptr (GError) error = NULL;
+        g_auto (GStrv) managed = NULL;
+        g_autofree char *list = NULL;
+
+        if (!fs_managed_load (path, &managed, &error)) {
+                g_printerr ("%s\n", error->message);
+                return;
+        }
+        if (!managed[0])
+                return;
+        list = g_strjoinv (", ", managed);
+        g_print (_ ("Read-only in every shared folder by your organisation’s policy (%s): %s\n"),
+                 path, list);
+}
+
 static int
 cmd_ls (const char *vm_dir)
 {
@@ -123,6 +145,7 @@ cmd_ls (const char *vm_dir)
                 g_print ("%-20s %-12s %s%s%s%s\n", s->name, fs_mode_to_string (s->mode), s->path,
                          extra[0] ? " (also protected: " : "", extra, extra[0] ? ")" : "");
         }
+        print_managed ();
         return 0;
 }
 

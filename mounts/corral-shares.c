@@ -14,6 +14,7 @@
 #include "corral-glib-compat.h"
 #include "corral-shm.h"
 #include "corral-spawn.h"
+#include "fs-managed.h"
 #include "fs-server.h"
 #include "proto.h"
 
@@ -131,6 +132,9 @@ spawn_server (const char *vm_dir, GError **error)
         g_autofree char *shm = g_build_filename ("/dev/shm", shm_name, NULL);
         /* The VM's ivshmem file, when it has one: file contents then bypass the port. */
         gboolean with_shm = g_file_test (shm, G_FILE_TEST_IS_REGULAR);
+        const char *policy = fs_managed_policy_path ();
+        g_auto (GStrv) managed = NULL;
+        /* --connect first: scripts find a VM's server by "corral-fsd --connect VM_DIR" */
         const char *argv[] = { corral_shares_fsd_path (),
                                "--connect",
                                port,
@@ -144,10 +148,16 @@ spawn_server (const char *vm_dir, GError **error)
                                keep,
                                "--lock",
                                lock,
+                               "--policy",
+                               policy,
                                with_shm ? "--shm" : NULL,
                                shm,
                                NULL };
 
+        /* The server refuses a damaged policy too; read here, the caller gets the reason
+         * instead of "see fsd.log". */
+        if (!fs_managed_load (policy, &managed, error))
+                return FALSE;
         return corral_spawn_detached (vm_dir, argv, log, _ ("Cannot start the file server: %s"),
                                       error);
 }

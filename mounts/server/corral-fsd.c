@@ -2,12 +2,15 @@
  *
  *   corral-fsd (--fd N | --connect SOCKET) [--share NAME:MODE:PATH]... [--config FILE]
  *              [--control SOCKET] [--audit FILE] [--keep-dir DIR] [--protect PATTERN]...
+ *              [--policy FILE]
  *
  * Serves FS-PROTOCOL.md on the channel (an fd it inherited, or the VM's virtio-serial socket),
  * takes share changes on a control socket (JSON lines: add, remove, set-mode, list, and
  * approved-delete for what the person approved) and keeps
  * the share list in --config so that a restarted server serves the same folders. Exits when
- * the channel closes.
+ * the channel closes. --policy reads the organisation's managed policy (fs-managed.h): its
+ * protected paths apply to every share, like --protect; a damaged policy stops the server
+ * before it serves anything.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -29,6 +32,7 @@
 
 #include "corral-glib-compat.h"
 #include "corral-unix.h"
+#include "fs-managed.h"
 #include "fs-server.h"
 #include "proto.h"
 
@@ -520,12 +524,32 @@ on_signal (gpointer user_data)
         return G_SOURCE_CONTINUE;
 }
 
+/* Paths protected in every share: the managed policy's and --protect's. */
+static gboolean
+set_protected (FsServer *server, const char *policy_path, char **protect, GError **error)
+{
+        g_auto (GStrv) managed = NULL, all = NULL;
+        g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+
+        if (policy_path && !fs_managed_load (policy_path, &managed, error))
+                return FALSE;
+        if (managed)
+                g_strv_builder_addv (b, (const char **) managed);
+        if (protect)
+                g_strv_builder_addv (b, (const char **) protect);
+        all = g_strv_builder_end (b);
+        if (!all[0])
+                return TRUE;
+        return fs_server_set_policy_protected (server, (const char *const *) all, error);
+}
+
 int
 main (int argc, char **argv)
 {
         int fd_arg = -1;
         g_autofree char *connect_path = NULL, *control_path = NULL, *audit_path = NULL,
-                        *keep_dir = NULL, *config_path = NULL, *lock_path = NULL, *shm_path = NULL;
+                        *keep_dir = NULL, *config_path = NULL, *lock_path = NULL, *shm_path = NULL,
+                        *policy_path = NULL;
         g_auto (GStrv) share_specs = NULL, protect = NULL;
         gboolean verbose = FALSE;
         GOptionEntry entries[] = {
@@ -548,6 +572,8 @@ main (int argc, char **argv)
                   "Hold this lock while running; exit at once if another server holds it", "FILE" },
                 { "protect", 0, 0, G_OPTION_ARG_STRING_ARRAY, &protect,
                   "Another protected path (read-only in every mode)", "PATTERN" },
+                { "policy", 0, 0, G_OPTION_ARG_FILENAME, &policy_path,
+                  "Apply this managed policy (a missing file is no policy)", "FILE" },
                 { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log more", NULL },
                 { NULL },
         };
@@ -601,9 +627,8 @@ main (int argc, char **argv)
                 }
                 fs_server_set_shm (server, d.shm, d.shm_size);
         }
-        if (protect &&
-            !fs_server_set_policy_protected (server, (const char *const *) protect, &error)) {
-                g_printerr ("corral-fsd: --protect: %s\n", error->message);
+        if (!set_protected (server, policy_path, protect, &error)) {
+                g_printerr ("corral-fsd: %s\n", error->message);
                 return 2;
         }
 

@@ -272,6 +272,57 @@ test_approved_delete (Fixture *f, gconstpointer data)
         g_assert_no_error (error);
 }
 
+/* The organisation's policy reaches the file server that corral_shares_ensure_server() starts:
+ * a damaged policy is reported to the caller by name and no server starts; a valid one
+ * protects its paths in every share, even from what the person approves. */
+static void
+test_managed_policy (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *policy = g_build_filename (f->vm_dir, "managed.json", NULL);
+        g_autofree char *port = g_build_filename (f->vm_dir, "fs.sock", NULL);
+        g_autofree char *log = g_build_filename (f->vm_dir, "fsd.log", NULL);
+        g_autofree char *deploy = g_build_filename (f->folder, "deploy", NULL);
+        g_autofree char *script = g_build_filename (deploy, "run.sh", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        g_autoptr (GSocket) listener = NULL, vm_end = NULL;
+        g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (port);
+
+        g_assert_cmpint (g_mkdir (deploy, 0755), ==, 0);
+        g_assert_true (g_file_set_contents (script, "deploy", -1, NULL));
+        g_assert_true (
+                corral_shares_add (f->vm_dir, f->folder, FS_MODE_RW, "notes", NULL, NULL, &error));
+        g_assert_no_error (error);
+        /* the VM's side of the port, as QEMU would listen on it */
+        listener = g_socket_new (G_SOCKET_FAMILY_UNIX, G_SOCKET_TYPE_STREAM, 0, &error);
+        g_assert_true (g_socket_bind (listener, addr, TRUE, &error));
+        g_assert_true (g_socket_listen (listener, &error));
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+
+        g_assert_true (g_file_set_contents (
+                policy, "{\"sharedFolders\": {\"protectedPaths\": [\"../deploy\"]}}", -1, NULL));
+        g_assert_false (corral_shares_ensure_server (f->vm_dir, &error));
+        g_assert_nonnull (strstr (error->message, policy));
+        g_assert_nonnull (strstr (error->message, "../deploy"));
+        g_clear_error (&error);
+        g_assert_false (g_file_test (log, G_FILE_TEST_EXISTS)); /* nothing was started */
+
+        g_assert_true (g_file_set_contents (
+                policy, "{\"sharedFolders\": {\"protectedPaths\": [\"deploy/\"]}}", -1, NULL));
+        g_assert_true (corral_shares_ensure_server (f->vm_dir, &error));
+        g_assert_no_error (error);
+        vm_end = g_socket_accept (listener, NULL, &error);
+        g_assert_no_error (error);
+        g_assert_false (
+                corral_shares_approved_delete (f->vm_dir, "notes", "deploy/run.sh", &error));
+        g_assert_nonnull (strstr (error->message, "protected"));
+        g_clear_error (&error);
+        g_assert_true (g_file_test (script, G_FILE_TEST_EXISTS));
+
+        g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
+        g_socket_close (vm_end, NULL); /* the VM's port closes: the server leaves */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -280,5 +331,6 @@ main (int argc, char **argv)
         g_test_add ("/shares/online", Fixture, NULL, setup, test_online, teardown);
         g_test_add ("/shares/approved-delete", Fixture, NULL, setup, test_approved_delete,
                     teardown);
+        g_test_add ("/shares/managed-policy", Fixture, NULL, setup, test_managed_policy, teardown);
         return g_test_run ();
 }

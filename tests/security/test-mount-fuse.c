@@ -172,6 +172,81 @@ test_protected (Fixture *f, gconstpointer data)
         g_assert_cmpstr (text, ==, "[core]\n");
 }
 
+/* 8, configured by IT: the managed policy's protected paths are read-only in every mode,
+ * under case variants too; a damaged policy keeps the server from serving at all. */
+static void
+test_managed_policy (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *dir = g_dir_make_tmp ("corral-fuse-policy-XXXXXX", &error);
+        g_autofree char *share = g_build_filename (dir, "share", NULL);
+        g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *deploy = g_build_filename (share, "deploy", NULL);
+        g_autofree char *script = g_build_filename (deploy, "run.sh", NULL);
+        g_autofree char *sub = g_build_filename (share, "sub", NULL);
+        g_autofree char *spec = g_strdup_printf ("s:rw:%s", share);
+        g_autofree char *via = NULL, *text = NULL, *cmd = NULL, *audit = NULL;
+        const char *specs[] = { spec, NULL };
+        const char *fsd_args[] = { "--policy", policy, NULL };
+        const char *refused[] = { "deploy/run.sh", "deploy/new.sh", "secrets.ENV",
+                                  "sub/Secrets.env", NULL };
+        const char *no_dirs[] = { "deploy/new", "DEPLOY", "sub/Deploy", NULL };
+        MountHarness *h;
+        int fd;
+
+        g_assert_no_error (error);
+        g_assert_cmpint (g_mkdir_with_parents (deploy, 0755), ==, 0);
+        /* made on the host: the policy also holds at depth (a folder the guest makes is its
+         * own, SECURITY.md F8) */
+        g_assert_cmpint (g_mkdir (sub, 0755), ==, 0);
+        g_assert_true (g_file_set_contents (script, "echo deploy\n", -1, NULL));
+        g_assert_true (
+                g_file_set_contents (policy,
+                                     "{\"network\": {}, \"sharedFolders\": {\"protectedPaths\": "
+                                     "[\"deploy/\", \"Secrets.env\"]}}",
+                                     -1, NULL));
+        h = mount_harness_new_full (specs, fsd_args, NULL, &error);
+        if (!h) {
+                mount_harness_skip_or_fail (error);
+                return;
+        }
+        for (const char **r = refused; *r; r++) {
+                via = (g_free (via), mount_harness_path (h, "s", *r));
+                g_test_message ("%s", *r);
+                fd = open (via, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                g_assert_cmpint (fd, <, 0);
+                g_assert_cmpint (errno, ==, EPERM);
+        }
+        for (const char **r = no_dirs; *r; r++) {
+                via = (g_free (via), mount_harness_path (h, "s", *r));
+                g_test_message ("mkdir %s", *r);
+                g_assert_cmpint (g_mkdir (via, 0755), <, 0);
+                g_assert_cmpint (errno, ==, EPERM);
+        }
+        via = (g_free (via), mount_harness_path (h, "s", "deploy"));
+        {
+                g_autofree char *moved = mount_harness_path (h, "s", "other");
+                g_assert_cmpint (rename (via, moved), <, 0);
+        }
+        /* Everything else is as the mode says. */
+        via = (g_free (via), mount_harness_path (h, "s", "notes.txt"));
+        g_assert_true (g_file_set_contents (via, "notes", -1, NULL));
+        g_assert_true (g_file_get_contents (script, &text, NULL, NULL));
+        g_assert_cmpstr (text, ==, "echo deploy\n");
+        g_assert_true (g_file_get_contents (h->audit_path, &audit, NULL, NULL));
+        g_assert_nonnull (strstr (audit, "\"rule\":\"protected-path\""));
+        mount_harness_free (h);
+
+        /* Damaged: the server does not start, so nothing is served under a weaker rule. */
+        g_assert_true (g_file_set_contents (
+                policy, "{\"sharedFolders\": {\"protectedPath\": [\"deploy/\"]}}", -1, NULL));
+        h = mount_harness_new_full (specs, fsd_args, NULL, &error);
+        g_assert_null (h);
+        g_assert_nonnull (strstr (error->message, "exited before the mount was up"));
+        cmd = g_strdup_printf ("rm -rf '%s'", dir);
+        g_assert_cmpint (system (cmd), ==, 0);
+}
+
 /* 11. kill -9 of a writer that replaces a file (write a temporary, rename it over), repeated:
  * the host file is always the whole old or the whole new content. */
 #define SIZE (1024 * 1024)
@@ -261,5 +336,6 @@ main (int argc, char **argv)
         ADD ("/mount-fuse/atomic-replace-sigkill/rw-nodelete", "rw-nodelete",
              test_atomic_replace_sigkill);
 #undef ADD
+        g_test_add_func ("/mount-fuse/managed-policy", test_managed_policy);
         return g_test_run ();
 }
