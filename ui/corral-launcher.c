@@ -8,6 +8,7 @@
 
 #include "corral-image.h"
 #include "corral-vm-manager.h"
+#include "fs-managed.h"
 
 CorralTaskConfig *
 corral_task_config_copy (const CorralTaskConfig *config)
@@ -167,6 +168,9 @@ corral_launch_error_explain (const GError *error, char **ret_title, char **ret_h
                 title = _ ("This Task’s Workspace Is Gone");
                 hint = _ ("Its workspace was removed and Corral has no record of how it was "
                           "set up; start a new task with the same folder.");
+        } else if (error->domain == FS_MANAGED_ERROR) {
+                /* The message names the file and says to ask IT. */
+                title = _ ("Your Organisation’s Policy Needs Fixing");
         } else if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_TIMEOUT)) {
                 title = _ ("The Workspace Did Not Answer");
                 hint = _ ("Without hardware virtualisation (KVM) starting is slow; try again.");

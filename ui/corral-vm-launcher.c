@@ -13,6 +13,7 @@
 #include "corral-ui-util.h"
 #include "corral-vm-manager.h"
 #include "egress-policy.h"
+#include "fs-managed.h"
 
 #define CONNECT_TIMEOUT_MS 180000
 
@@ -286,6 +287,31 @@ on_opened_for_start (GObject *source, GAsyncResult *res, gpointer user_data)
         on_opened (source, res, task);
 }
 
+/* Worker thread: the organisation's policy, read before anything is built or booted. A damaged
+ * one stops the file server from starting; finding that out after a boot would only make the
+ * person wait for the same error. */
+static gpointer
+check_managed_policy (gpointer data, GCancellable *cancellable, GError **error)
+{
+        g_auto (GStrv) protect = NULL;
+
+        if (!fs_managed_load (fs_managed_policy_path (), &protect, error))
+                return NULL;
+        return GINT_TO_POINTER (TRUE);
+}
+
+static void
+on_policy_checked (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        GError *error = NULL;
+
+        corral_ui_run_in_thread_finish (res, &error);
+        if (fail_if (task, error))
+                return;
+        ensure_manager (task, on_opened_for_start);
+}
+
 static void
 vm_start_async (CorralLauncher *launcher,
                 const CorralTaskConfig *config,
@@ -303,7 +329,8 @@ vm_start_async (CorralLauncher *launcher,
         l->progress_data = progress_data;
         g_task_set_task_data (task, l, (GDestroyNotify) launch_free);
         report (task, CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL);
-        ensure_manager (task, on_opened_for_start);
+        corral_ui_run_in_thread (check_managed_policy, l, NULL, NULL, cancellable,
+                                 on_policy_checked, task);
 }
 
 static CorralLaunchResult *

@@ -24,6 +24,8 @@
 /* A protected path longer than this is not a path anybody means. */
 #define MAX_PATTERN_LEN 4096
 
+G_DEFINE_QUARK (corral - managed - policy - error - quark, fs_managed_error)
+
 const char *
 fs_managed_policy_path (void)
 {
@@ -39,7 +41,7 @@ fs_managed_policy_path (void)
 static gboolean
 invalid (GError **error, char *message /* (transfer full) */)
 {
-        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, message);
+        g_set_error_literal (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_INVALID, message);
         g_free (message);
         return FALSE;
 }
@@ -184,8 +186,10 @@ fs_managed_load (const char *path, char ***ret_protect, GError **error)
                                                            "regular file. %s"),
                                                         path, _ (ASK_IT)));
         if (r < 0) {
-                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (-r),
-                             _ ("Cannot read the managed policy %s: %s"), path, g_strerror (-r));
+                g_set_error (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_UNREADABLE,
+                             _ ("Cannot read the managed policy %s (%s). Ask your IT department "
+                                "to make it readable."),
+                             path, g_strerror (-r));
                 return FALSE;
         }
         return fs_managed_parse (data, len, path, ret_protect, error);

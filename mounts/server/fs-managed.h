@@ -17,6 +17,14 @@
 
 #include <glib.h>
 
+#define FS_MANAGED_ERROR (fs_managed_error_quark ())
+GQuark fs_managed_error_quark (void);
+
+typedef enum {
+        FS_MANAGED_ERROR_INVALID, /* malformed, too large, not a regular file */
+        FS_MANAGED_ERROR_UNREADABLE, /* exists but cannot be read (permissions, I/O) */
+} FsManagedError;
+
 /* The largest policy file read. */
 #define FS_MANAGED_MAX_SIZE (1024 * 1024)
 /* The most protected paths a policy may add. */
@@ -32,5 +40,6 @@ gboolean fs_managed_parse (
         const char *data, size_t len, const char *origin, char ***ret_protect, GError **error);
 
 /* Reads and parses the policy at path. A missing file is no policy: TRUE with an empty list.
- * Anything else that stops it being read or parsed is an error that names the file. */
+ * Anything else that stops it being read or parsed is an FS_MANAGED_ERROR that names the file
+ * (fs_managed_parse's errors are FS_MANAGED_ERROR_INVALID too). */
 gboolean fs_managed_load (const char *path, char ***ret_protect, GError **error);

@@ -185,6 +185,59 @@ remove_vm (CorralVmLauncher *launcher, const char *vm_name)
         g_assert_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM);
 }
 
+static gboolean
+start_failed (gpointer window)
+{
+        return corral_starting_page_get_failed (corral_window_get_starting_page (window));
+}
+
+static GtkWidget *
+find_status_page (GtkWidget *root, const char *title)
+{
+        if (!gtk_widget_get_visible (root) || !gtk_widget_get_child_visible (root))
+                return NULL;
+        if (ADW_IS_STATUS_PAGE (root) &&
+            g_strcmp0 (adw_status_page_get_title (ADW_STATUS_PAGE (root)), title) == 0)
+                return root;
+        for (GtkWidget *c = gtk_widget_get_first_child (root); c;
+             c = gtk_widget_get_next_sibling (c)) {
+                GtkWidget *found = find_status_page (c, title);
+                if (found)
+                        return found;
+        }
+        return NULL;
+}
+
+/* A damaged managed policy: the start fails at once, before an image is built or libvirt is
+ * opened, and the page says which file and who can fix it; once IT has fixed the file, Try
+ * Again starts the task. */
+static void
+start_with_damaged_policy (CorralWindow *window, CorralVmLauncher *launcher, const char *dir)
+{
+        g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        GtkWidget *win = GTK_WIDGET (window);
+        const char *description;
+        GtkWidget *page;
+
+        g_assert_true (g_file_set_contents (
+                policy, "{\"sharedFolders\": {\"protectedPaths\": [\"../..\"]}}", -1, NULL));
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+        g_signal_emit_by_name (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Start"), "clicked");
+        g_assert_true (ui_test_wait (start_failed, window, 30 * 1000));
+        g_assert_null (corral_vm_launcher_get_manager (launcher)); /* libvirt never opened */
+        page = find_status_page (win, "Your Organisation’s Policy Needs Fixing");
+        g_assert_nonnull (page);
+        description = adw_status_page_get_description (ADW_STATUS_PAGE (page));
+        g_assert_nonnull (strstr (description, policy));
+        g_assert_nonnull (strstr (description, "IT department"));
+        ui_test_spin (500); /* the page's cross-fade */
+        ui_test_screenshot (win, "29-vm-policy-damaged");
+        g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
+        g_signal_emit_by_name (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Try Again"),
+                               "clicked");
+}
+
 static void
 test_real_session (void)
 {
@@ -242,8 +295,7 @@ test_real_session (void)
         corral_first_run_show_step (fr, "folder");
         corral_first_run_set_folder (fr, folder);
         corral_first_run_set_mode (fr, FS_MODE_RW_NODELETE);
-        g_signal_emit_by_name (
-                ui_test_find (GTK_WIDGET (window), GTK_ACCESSIBLE_ROLE_BUTTON, "Start"), "clicked");
+        start_with_damaged_policy (window, launcher, tmp);
         session_page[0] = window;
         session_page[1] = (void *) "session";
         if (!ui_test_wait (page_is, session_page, 600 * 1000))

@@ -338,7 +338,7 @@ test_managed_parse (void)
                 }
                 g_assert_false (ok);
                 g_assert_null (protect);
-                g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+                g_assert_error (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_INVALID);
                 /* names the file, says what is wrong and who can fix it */
                 g_assert_nonnull (strstr (error->message, "/p.json"));
                 g_assert_nonnull (strstr (error->message, cases[i].error_part));
@@ -408,6 +408,7 @@ test_managed_load (void)
         alarm (10);
         g_assert_false (fs_managed_load (fifo, &protect, &error));
         alarm (0);
+        g_assert_error (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_INVALID);
         g_assert_nonnull (strstr (error->message, "not a regular file"));
         g_clear_error (&error);
         g_assert_false (fs_managed_load (dir, &protect, &error));
@@ -415,12 +416,13 @@ test_managed_load (void)
         g_assert_true (g_file_set_contents (big, "", 0, NULL));
         g_assert_cmpint (truncate (big, FS_MANAGED_MAX_SIZE + 1), ==, 0);
         g_assert_false (fs_managed_load (big, &protect, &error));
+        g_assert_error (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_INVALID);
         g_assert_nonnull (strstr (error->message, "larger than 1 MiB"));
         g_clear_error (&error);
         if (geteuid () != 0) {
                 g_assert_cmpint (g_chmod (file, 0), ==, 0);
                 g_assert_false (fs_managed_load (file, &protect, &error));
-                g_assert_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED);
+                g_assert_error (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_UNREADABLE);
                 g_clear_error (&error);
         }
         g_assert_null (protect);
