@@ -97,8 +97,8 @@ read_done (GObject *source, GAsyncResult *result, gpointer user_data)
         transfer_settle (t, error);
         if (t->too_large) {
                 g_task_return_new_error (task, CORRAL_AGENT_ERROR, CORRAL_AGENT_ERROR_TOO_LARGE,
-                                         _ ("The file is larger than %" G_GSIZE_FORMAT " bytes"),
-                                         t->max_bytes);
+                                         _ ("The file is larger than %llu bytes"),
+                                         (unsigned long long) t->max_bytes);
                 return;
         }
         if (!reply || !check_size (reply, t->buf->len, &error)) {

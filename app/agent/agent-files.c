@@ -121,10 +121,11 @@ numbered_view (FileOp *op, GBytes *bytes, GError **error)
                 return NULL;
         cut = agent_text_truncate (numbered, VIEW_MAX_OUTPUT);
         if (op->stat->size > len)
-                return g_strdup_printf (_ ("%s[The file has %" G_GUINT64_FORMAT " bytes; only the "
-                                           "first %" G_GSIZE_FORMAT " were read. Use shell tools "
-                                           "(grep -n, sed -n) for the rest.]"),
-                                        cut, op->stat->size, len);
+                return g_strdup_printf (_ ("%s[The file has %llu bytes; only the first %llu were "
+                                           "read. Use shell tools (grep -n, sed -n) for the "
+                                           "rest.]"),
+                                        cut, (unsigned long long) op->stat->size,
+                                        (unsigned long long) len);
         return g_steal_pointer (&cut);
 }
 
@@ -147,10 +148,9 @@ read_for_view (GObject *source, GAsyncResult *result, gpointer user_data)
         g_ptr_array_add (op->call->card->files_read, g_strdup (op->path));
         if (memchr (data, '\0', MIN (len, BINARY_PROBE))) {
                 op_return (op,
-                           g_strdup_printf (_ ("%s is a binary file (%" G_GUINT64_FORMAT
-                                               " bytes); inspect it with shell tools (file, "
-                                               "xxd | head)."),
-                                            op->path, op->stat->size),
+                           g_strdup_printf (_ ("%s is a binary file (%llu bytes); inspect it with "
+                                               "shell tools (file, xxd | head)."),
+                                            op->path, (unsigned long long) op->stat->size),
                            TRUE);
                 return;
         }

@@ -56,10 +56,11 @@ agent_capture_to_text (const AgentCapture *capture)
 
         if (cut == 0)
                 return g_strconcat (head, tail, NULL);
-        return g_strdup_printf (_ ("%s\n[… %" G_GUINT64_FORMAT " bytes cut from the middle of the "
-                                   "output (%" G_GUINT64_FORMAT " bytes in all); the first and "
-                                   "last %" G_GSIZE_FORMAT " bytes are shown …]\n%s"),
-                                head, cut, capture->total, capture->limit, tail);
+        return g_strdup_printf (_ ("%s\n[… %llu bytes cut from the middle of the output (%llu "
+                                   "bytes in all); the first and last %llu bytes are shown "
+                                   "…]\n%s"),
+                                head, (unsigned long long) cut, (unsigned long long) capture->total,
+                                (unsigned long long) capture->limit, tail);
 }
 
 void
@@ -179,9 +180,8 @@ agent_text_number_lines (
                 last = n;
         if (first < 1 || (n > 0 && first > n) || (n == 0 && first > 1) || first > last + 1) {
                 g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                             _ ("The line range starts at %" G_GINT64_FORMAT
-                                " but the file has %u lines."),
-                             first, n);
+                             _ ("The line range starts at %lld but the file has %u lines."),
+                             (long long) first, n);
                 return NULL;
         }
         out = g_string_new (NULL);
@@ -279,7 +279,7 @@ agent_text_truncate (const char *text, gsize max)
         end = g_utf8_find_prev_char (text, text + max + 1);
         if (!end)
                 end = text;
-        return g_strdup_printf (_ ("%.*s\n[… %" G_GSIZE_FORMAT " more bytes cut (%" G_GSIZE_FORMAT
-                                   " bytes in all) …]"),
-                                (int) (end - text), text, len - (gsize) (end - text), len);
+        return g_strdup_printf (
+                _ ("%.*s\n[… %llu more bytes cut (%llu bytes in all) …]"), (int) (end - text), text,
+                (unsigned long long) (len - (gsize) (end - text)), (unsigned long long) len);
 }

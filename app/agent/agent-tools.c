@@ -189,8 +189,8 @@ add_sandbox_records (AgentToolCall *call, GString *text)
         if (skipped)
                 g_string_append_printf (text,
                                         _ ("\n\n[The sandbox logged more than can be shown here; "
-                                           "%" G_GUINT64_FORMAT " bytes of records were skipped.]"),
-                                        skipped);
+                                           "%llu bytes of records were skipped.]"),
+                                        (unsigned long long) skipped);
 }
 
 void
@@ -300,8 +300,8 @@ agent_arg_int (AgentToolCall *call,
                 *ret = (gint64) item->valuedouble;
                 return TRUE;
         }
-        expected = g_strdup_printf (
-                _ ("a whole number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT), min, max);
+        expected = g_strdup_printf (_ ("a whole number from %lld to %lld"), (long long) min,
+                                    (long long) max);
         bad_arg (call, name, expected);
         return FALSE;
 }

@@ -163,9 +163,8 @@ corral_llm_assembler_append (
         if (corral_llm_assembler_block_is_tool (a, index)) {
                 if (p->buf->len + len > a->limits.max_tool_input_bytes) {
                         g_set_error (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_PROTOCOL,
-                                     _ ("The input of a tool call is larger than %" G_GSIZE_FORMAT
-                                        " bytes."),
-                                     a->limits.max_tool_input_bytes);
+                                     _ ("The input of a tool call is larger than %llu bytes."),
+                                     (unsigned long long) a->limits.max_tool_input_bytes);
                         return FALSE;
                 }
                 g_string_append_len (p->buf, fragment, len);

@@ -259,8 +259,8 @@ consume (Request *req, gssize n, GError **error)
         req->received += (gsize) n;
         if (req->received > req->self->limits.max_response_bytes) {
                 g_set_error (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_PROTOCOL,
-                             _ ("The reply is larger than %" G_GSIZE_FORMAT " bytes."),
-                             req->self->limits.max_response_bytes);
+                             _ ("The reply is larger than %llu bytes."),
+                             (unsigned long long) req->self->limits.max_response_bytes);
                 return FALSE;
         }
         return corral_sse_parser_feed (req->parser, req->buf, (gsize) n, error);

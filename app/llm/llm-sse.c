@@ -80,9 +80,8 @@ process_field (
         if (strcmp (name, "data") == 0) {
                 if (p->data->len + value_len + 1 > p->max_event) {
                         g_set_error (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_PROTOCOL,
-                                     _ ("The provider sent an event larger than %" G_GSIZE_FORMAT
-                                        " bytes."),
-                                     p->max_event);
+                                     _ ("The provider sent an event larger than %llu bytes."),
+                                     (unsigned long long) p->max_event);
                         return FALSE;
                 }
                 g_string_append_len (p->data, value, value_len);

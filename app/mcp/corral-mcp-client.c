@@ -279,10 +279,9 @@ handle_reply (CorralMcpClient *self, CorralMcpMessage *msg)
                 return;
         }
         text = corral_mcp_sanitize_text (msg->error_message, strlen (msg->error_message), 1024);
-        g_task_return_new_error (
-                task, CORRAL_MCP_ERROR, CORRAL_MCP_ERROR_REMOTE,
-                _ ("MCP server “%s” returned an error: %s (code %" G_GINT64_FORMAT ")"),
-                name_of (self), text, msg->error_code);
+        g_task_return_new_error (task, CORRAL_MCP_ERROR, CORRAL_MCP_ERROR_REMOTE,
+                                 _ ("MCP server “%s” returned an error: %s (code %lld)"),
+                                 name_of (self), text, (long long) msg->error_code);
 }
 
 static void relist (CorralMcpClient *self);

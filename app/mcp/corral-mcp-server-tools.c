@@ -205,10 +205,9 @@ append_stream (GString *out, const char *label, GBytes *data, guint64 total)
                 return;
         g_string_append_printf (out, "\n--- %s ---\n%s", label, text ? text : "");
         if (total > len)
-                g_string_append_printf (out,
-                                        _ ("\n[%s truncated: %" G_GUINT64_FORMAT
-                                           " of %" G_GUINT64_FORMAT " bytes cut]"),
-                                        label, total - len, total);
+                g_string_append_printf (out, _ ("\n[%s truncated: %llu of %llu bytes cut]"), label,
+                                        (unsigned long long) (total - len),
+                                        (unsigned long long) total);
 }
 
 static cJSON *
@@ -299,9 +298,9 @@ read_done (GObject *source, GAsyncResult *res, gpointer user_data)
                 g_autofree char *shown = g_strndup (data, (gsize) state->max);
 
                 text = g_strdup_printf (
-                        _ ("%s\n[file truncated: showing the first %" G_GINT64_FORMAT
-                           " bytes; use offset to read on]"),
-                        shown, state->max);
+                        _ ("%s\n[file truncated: showing the first %lld bytes; use offset to read "
+                           "on]"),
+                        shown, (long long) state->max);
         } else {
                 text = g_strndup (data, len);
         }
