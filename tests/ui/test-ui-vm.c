@@ -191,23 +191,6 @@ start_failed (gpointer window)
         return corral_starting_page_get_failed (corral_window_get_starting_page (window));
 }
 
-static GtkWidget *
-find_status_page (GtkWidget *root, const char *title)
-{
-        if (!gtk_widget_get_visible (root) || !gtk_widget_get_child_visible (root))
-                return NULL;
-        if (ADW_IS_STATUS_PAGE (root) &&
-            g_strcmp0 (adw_status_page_get_title (ADW_STATUS_PAGE (root)), title) == 0)
-                return root;
-        for (GtkWidget *c = gtk_widget_get_first_child (root); c;
-             c = gtk_widget_get_next_sibling (c)) {
-                GtkWidget *found = find_status_page (c, title);
-                if (found)
-                        return found;
-        }
-        return NULL;
-}
-
 /* A damaged managed policy: the start fails at once, before an image is built or libvirt is
  * opened, and the page says which file and who can fix it; once IT has fixed the file, Try
  * Again starts the task. */
@@ -226,7 +209,8 @@ start_with_damaged_policy (CorralWindow *window, CorralVmLauncher *launcher, con
         g_signal_emit_by_name (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Start"), "clicked");
         g_assert_true (ui_test_wait (start_failed, window, 30 * 1000));
         g_assert_null (corral_vm_launcher_get_manager (launcher)); /* libvirt never opened */
-        page = find_status_page (win, "Your Organisation’s Policy Needs Fixing");
+        page = ui_test_find (win, GTK_ACCESSIBLE_ROLE_GROUP,
+                             "Your Organisation’s Policy Needs Fixing");
         g_assert_nonnull (page);
         description = adw_status_page_get_description (ADW_STATUS_PAGE (page));
         g_assert_nonnull (strstr (description, policy));
