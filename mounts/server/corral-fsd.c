@@ -538,8 +538,6 @@ set_protected (FsServer *server, const char *policy_path, char **protect, GError
         if (protect)
                 g_strv_builder_addv (b, (const char **) protect);
         all = g_strv_builder_end (b);
-        if (!all[0])
-                return TRUE;
         return fs_server_set_policy_protected (server, (const char *const *) all, error);
 }
 
