@@ -53,18 +53,21 @@ typedef struct {
         size_t out_bytes;
         char nonce[PROTO_NONCE_HEX_LEN + 1];
         bool established;
+        bool paused; /* the reply queue reached OUT_HIGH; requests wait until below OUT_LOW */
         uint8_t *shm; /* --shm: the region file contents may travel through */
         size_t shm_size;
         int status;
         uint8_t *reply_buf;
 } Fsd;
 
-static void update_sources (Fsd *d);
+static void pump (Fsd *d);
 
 static void
 fsd_quit (Fsd *d, int status)
 {
         d->status = status;
+        g_clear_handle_id (&d->in_source, g_source_remove);
+        g_clear_handle_id (&d->out_source, g_source_remove);
         g_main_loop_quit (d->loop);
 }
 
@@ -136,8 +139,7 @@ on_writable (int fd, GIOCondition cond, gpointer user_data)
         Fsd *d = user_data;
 
         d->out_source = 0;
-        if (flush_out (d))
-                update_sources (d);
+        pump (d);
         return G_SOURCE_REMOVE;
 }
 
@@ -209,53 +211,93 @@ handle_frame (Fsd *d, const ProtoFrame *f)
         }
 }
 
+/* Handles the requests already read, one frame at a time, until the reply queue reaches its
+ * bound (rule F11 holds per frame, not per read: one read() can carry hundreds of pipelined
+ * requests). The rest stay in the decoder until the guest has read replies.
+ * 1: stopped at the bound; 0: every whole frame handled; -1: the guest broke the framing. */
+static int
+process_input (Fsd *d)
+{
+        ProtoFrame f;
+        int r;
+
+        while ((r = proto_decoder_next (&d->dec, &f)) == 1) {
+                handle_frame (d, &f);
+                if (d->out_bytes >= OUT_HIGH)
+                        return 1;
+        }
+        if (r < 0) {
+                g_warning ("The guest sent a malformed frame (%s); closing the file service",
+                           g_strerror (-r));
+                fsd_quit (d, 1);
+                return -1;
+        }
+        return 0;
+}
+
+static void
+set_source (Fsd *d, guint *id, bool want, GIOCondition cond, GUnixFDSourceFunc func)
+{
+        if (want && !*id)
+                *id = g_unix_fd_add (d->fd, cond, func, d);
+        else if (!want && *id)
+                g_clear_handle_id (id, g_source_remove);
+}
+
+static gboolean on_readable (int fd, GIOCondition cond, gpointer user_data);
+
+/* Moves replies out and waiting requests in as far as the bounds allow, then watches the
+ * channel for what can continue: writable while replies are queued, readable unless paused.
+ * Requests already buffered are handled here, not only when new bytes arrive: a guest that
+ * pipelined them may send nothing more until it has their replies. */
+static void
+pump (Fsd *d)
+{
+        for (;;) {
+                int r;
+
+                if (!flush_out (d))
+                        return;
+                if (d->out_bytes >= OUT_HIGH)
+                        d->paused = true;
+                if (d->paused && d->out_bytes >= OUT_LOW)
+                        break;
+                d->paused = false;
+                r = process_input (d);
+                if (r < 0)
+                        return;
+                if (r == 0)
+                        break;
+        }
+        set_source (d, &d->out_source, !g_queue_is_empty (&d->out), G_IO_OUT, on_writable);
+        set_source (d, &d->in_source, !d->paused, G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable);
+}
+
 static gboolean
 on_readable (int fd, GIOCondition cond, gpointer user_data)
 {
         Fsd *d = user_data;
         size_t room;
         uint8_t *space = proto_decoder_space (&d->dec, &room);
-        ssize_t n = read (fd, space, room);
-        ProtoFrame f;
-        int r;
+        ssize_t n;
 
+        if (room == 0) {
+                /* Only while whole frames wait for the queue to drain. */
+                pump (d);
+                return G_SOURCE_CONTINUE;
+        }
+        n = read (fd, space, room);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return G_SOURCE_CONTINUE;
         if (n <= 0) {
                 g_message ("The file-service channel closed%s%s", n < 0 ? ": " : "",
                            n < 0 ? g_strerror (errno) : "");
-                d->in_source = 0;
                 fsd_quit (d, 0);
-                return G_SOURCE_REMOVE;
+                return G_SOURCE_CONTINUE;
         }
         proto_decoder_commit (&d->dec, (size_t) n);
-        while ((r = proto_decoder_next (&d->dec, &f)) == 1)
-                handle_frame (d, &f);
-        if (r < 0) {
-                g_warning ("The guest sent a malformed frame (%s); closing the file service",
-                           g_strerror (-r));
-                d->in_source = 0;
-                fsd_quit (d, 1);
-                return G_SOURCE_REMOVE;
-        }
-        update_sources (d);
-        return d->in_source ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
-}
-
-static void
-update_sources (Fsd *d)
-{
-        bool want_in = d->out_bytes < (d->in_source ? OUT_HIGH : OUT_LOW);
-
-        if (!g_queue_is_empty (&d->out) && flush_out (d) && !g_queue_is_empty (&d->out) &&
-            !d->out_source)
-                d->out_source = g_unix_fd_add (d->fd, G_IO_OUT, on_writable, d);
-        if (want_in && !d->in_source)
-                d->in_source = g_unix_fd_add (d->fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, d);
-        else if (!want_in && d->in_source) {
-                g_source_remove (d->in_source);
-                d->in_source = 0;
-        }
+        pump (d);
+        return G_SOURCE_CONTINUE;
 }
 
 static void
@@ -266,7 +308,7 @@ on_notify (const uint8_t *payload, size_t len, void *user_data)
         if (!d->established)
                 return;
         queue_frame (d, PROTO_FRAME_FS_NOTIFY, 0, payload, len);
-        update_sources (d);
+        pump (d);
 }
 
 /* Configuration ------------------------------------------------------------------------------- */
@@ -667,15 +709,13 @@ main (int argc, char **argv)
         g_unix_signal_add (SIGINT, on_signal, &d);
 
         send_hello (&d);
-        update_sources (&d);
+        pump (&d);
         g_main_loop_run (d.loop);
 
         if (control_path)
                 unlink (control_path);
-        if (d.in_source)
-                g_source_remove (d.in_source);
-        if (d.out_source)
-                g_source_remove (d.out_source);
+        g_clear_handle_id (&d.in_source, g_source_remove);
+        g_clear_handle_id (&d.out_source, g_source_remove);
         g_queue_clear_full (&d.out, (GDestroyNotify) g_bytes_unref);
         proto_decoder_clear (&d.dec);
         g_free (d.reply_buf);
