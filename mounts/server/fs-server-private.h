@@ -112,5 +112,9 @@ bool fs_share_is_created (FsShare *share, int fd);
 /* The node's path (into path) and an fd of it, opened with flags beneath the share root. */
 int fs_node_open (FsNode *node, char *path, size_t size, int flags, int *ret_fd);
 int fs_ops_dispatch (FsCtx *ctx);
-int fs_keep_copy (FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path);
 void fs_stat_to_attr (const struct stat *st, FsAttr *ret);
+
+/* fs-keep.c */
+/* Copies the regular file name in dirfd to the keep folder and logs it (audit_path: its path in
+ * the share); 0 or -errno. */
+int fs_keep_copy (FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path);
