@@ -621,12 +621,12 @@ op_rename (FsCtx *ctx)
                         return -errno;
         }
 
-        /* Pin both parents: detaching a replaced node must not free them under us. */
-        fs_node_ref_lookup (parent);
-        fs_node_ref_lookup (nparent);
+        /* Hold both parents: detaching a replaced node must not free them under us. */
+        fs_node_hold (parent);
+        fs_node_hold (nparent);
         rename_nodes (ctx->s, parent, q->name, nparent, q->name2, q->flags);
-        fs_node_forget (ctx->s, nparent, 1);
-        fs_node_forget (ctx->s, parent, 1);
+        fs_node_release (ctx->s, nparent);
+        fs_node_release (ctx->s, parent);
         return 0;
 }
 

@@ -33,7 +33,8 @@ typedef struct {
 
 struct _FsNode {
         uint64_t id;
-        uint64_t nlookup;
+        uint64_t nlookup; /* entries given to the guest's kernel; only FORGET takes them back */
+        guint nholds; /* references the server itself holds: open handles, an op in progress */
         guint n_children; /* child nodes that point here */
         FsNode *parent; /* NULL for a share root, and once detached */
         char *name;
@@ -92,7 +93,12 @@ typedef struct {
 FsNode *fs_node_get (FsServer *s, uint64_t id, int *ret_err);
 FsNode *fs_node_child (FsServer *s, FsNode *parent, const char *name, size_t len, int *ret_err);
 void fs_node_ref_lookup (FsNode *node);
+/* Takes back at most the n lookups the guest was given (never the server's holds). */
 void fs_node_forget (FsServer *s, FsNode *node, uint64_t n);
+/* The server's own references, counted apart from lookups so that no FORGET can drop them:
+ * a node is freed only when both counts (and its children) are zero. */
+void fs_node_hold (FsNode *node);
+void fs_node_release (FsServer *s, FsNode *node);
 void fs_node_detach (FsServer *s, FsNode *node);
 FsNode *fs_node_find_child (FsNode *parent, const char *name, size_t len);
 void fs_node_move (FsServer *s, FsNode *node, FsNode *new_parent, const char *name, size_t len);

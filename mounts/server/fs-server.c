@@ -396,7 +396,7 @@ node_free_now (FsServer *s, FsNode *node)
 static void
 node_maybe_free (FsServer *s, FsNode *node)
 {
-        while (node && node->nlookup == 0 && node->n_children == 0) {
+        while (node && node->nlookup == 0 && node->nholds == 0 && node->n_children == 0) {
                 FsNode *parent = node->parent;
 
                 if (parent) {
@@ -495,6 +495,20 @@ fs_node_forget (FsServer *s, FsNode *node, uint64_t n)
         node_maybe_free (s, node);
 }
 
+void
+fs_node_hold (FsNode *node)
+{
+        node->nholds++;
+}
+
+void
+fs_node_release (FsServer *s, FsNode *node)
+{
+        g_return_if_fail (node->nholds > 0);
+        node->nholds--;
+        node_maybe_free (s, node);
+}
+
 static void
 node_unlink_from_parent (FsServer *s, FsNode *node)
 {
@@ -583,7 +597,7 @@ fs_handle_new (FsServer *s, FsNode *node, int fd, int *ret_err)
         h->fd = fd;
         h->node = node;
         if (node) {
-                fs_node_ref_lookup (node);
+                fs_node_hold (node);
                 h->share = share_ref (node->share);
         }
         g_hash_table_insert (s->handles, &h->id, h);
@@ -612,7 +626,7 @@ handle_free (FsServer *s, FsHandle *h)
         if (h->fd >= 0)
                 close (h->fd);
         if (h->node)
-                fs_node_forget (s, h->node, 1);
+                fs_node_release (s, h->node);
         share_unref (h->share);
         g_free (h);
 }

@@ -846,6 +846,48 @@ on_notify (const uint8_t *payload, size_t len, void *user_data)
         (*(guint *) user_data)++;
 }
 
+/* FORGET takes back lookups, never the references of open handles: a guest that forgets a node
+ * it still has open (with any count) cannot free the node under the handle. */
+static void
+test_forget_open_handle (void)
+{
+        g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW);
+        g_autofree char *content = NULL;
+        FsEntry e;
+        uint64_t h, dir_h;
+        guint nodes;
+
+        fs_client_host_write (c, "d/f", "old");
+        e = walk (c, "s/d/f");
+        g_assert_cmpint (fs_client_open (c, e.node, FS_O_RDWR, &h), ==, 0);
+        {
+                FsRequest q = { .op = FS_OP_OPENDIR, .node = walk (c, "s/d").node };
+                FsReader r;
+                g_assert_cmpint (fs_client_call (c, &q, &r), ==, 0);
+                dir_h = fs_read_u64 (&r);
+        }
+        nodes = fs_server_n_nodes (c->server);
+        /* Forget every node with the largest count, singly and in a batch. */
+        for (uint64_t id = 2; id < 2 + nodes + 2; id++) {
+                FsRequest q = { .op = FS_OP_FORGET, .node = id, .nlookup = UINT64_MAX };
+                fs_client_call (c, &q, NULL);
+        }
+        g_assert_cmpuint (fs_server_n_nodes (c->server), ==, nodes);
+        g_assert_cmpint (fs_client_write (c, h, 0, "new", 3), ==, 3);
+        g_assert_cmpint (fs_client_release (c, h), ==, 0);
+        g_assert_cmpint (fs_client_release (c, h), ==, -EBADF);
+        content = fs_client_host_read (c, "d/f");
+        g_assert_cmpstr (content, ==, "new");
+        /* The folder's handle keeps it (and the share root above it) alive; its release frees
+         * everything the guest forgot. */
+        g_assert_cmpuint (fs_server_n_nodes (c->server), ==, nodes - 1);
+        {
+                FsRequest q = { .op = FS_OP_RELEASEDIR, .handle = dir_h };
+                g_assert_cmpint (fs_client_call (c, &q, NULL), ==, 0);
+        }
+        g_assert_cmpuint (fs_server_n_nodes (c->server), ==, 0);
+}
+
 static void
 test_live_changes (void)
 {
@@ -1033,6 +1075,7 @@ main (int argc, char **argv)
         g_test_add_func ("/mount-server/limits", test_limits);
         g_test_add_func ("/mount-server/readdir-bounded", test_readdir_bounded);
         g_test_add_func ("/mount-server/live-changes", test_live_changes);
+        g_test_add_func ("/mount-server/forget-open-handle", test_forget_open_handle);
         g_test_add_func ("/mount-server/protected-configured", test_protected_configured);
         g_test_add_func ("/mount-server/shm-bounds", test_shm_bounds);
         return g_test_run ();
