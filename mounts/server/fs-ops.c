@@ -528,6 +528,7 @@ check_nodelete_rename (
         FsCtx *ctx, FsShare *share, int dirfd, const char *src, int ndirfd, const char *dst)
 {
         struct stat sst, dst_st;
+        int r;
 
         if (ctx->q->flags & FS_RENAME_EXCHANGE)
                 return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
@@ -542,7 +543,10 @@ check_nodelete_rename (
         if (!S_ISREG (sst.st_mode) || sst.st_size == 0 || !S_ISREG (dst_st.st_mode) ||
             dst_st.st_nlink > 1 || (uint64_t) dst_st.st_size > FS_KEEP_MAX)
                 return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
-        if (fs_keep_copy (ctx->s, share, ndirfd, dst, ctx->path2) < 0)
+        r = fs_keep_copy (ctx->s, share, ndirfd, dst, ctx->path2);
+        if (r == -EDQUOT)
+                return REFUSE (ctx, FS_RULE_KEEP_FULL, EDQUOT);
+        if (r < 0)
                 return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
         return 0;
 }

@@ -330,5 +330,13 @@ fs_rule_explain (const char *rule, const char *share, FsMode mode, const char *p
                         _ ("Blocked by the sandbox: a limit of the file server was "
                            "reached in “%s” (open files, request or listing size)."),
                         share);
+        if (g_strcmp0 (rule, FS_RULE_KEEP_FULL) == 0)
+                return g_strdup_printf (
+                        _ ("Blocked by the sandbox: “%s” is shared as “Can edit, but not "
+                           "delete”, so Corral keeps the old version of every file that is "
+                           "replaced, and there is no room left for another one; %s was not "
+                           "replaced. Ask the person to review the kept versions or free disk "
+                           "space."),
+                        share, path);
         return g_strdup_printf (_ ("Blocked by the sandbox in “%s” (%s)."), share, rule);
 }

@@ -28,6 +28,7 @@ typedef enum {
 #define FS_RULE_LIMIT "limit"
 #define FS_RULE_WORKSPACE "workspace-root"
 #define FS_RULE_OWNER "ownership"
+#define FS_RULE_KEEP_FULL "keep-full" /* no room left for the kept copy a replace needs */
 
 gboolean fs_mode_parse (const char *text, FsMode *ret);
 const char *fs_mode_to_string (FsMode mode);

@@ -11,6 +11,9 @@
 #define FS_MAX_DEPTH 256
 #define FS_MAX_PATH 4096
 #define FS_KEEP_MAX (64u * 1024u * 1024u) /* largest file rw-nodelete keeps on replace */
+/* Kept copies are bounded per VM (the keep folder) and by the free space left on its disk. */
+#define FS_KEEP_QUOTA ((uint64_t) 2 << 30)
+#define FS_KEEP_MIN_FREE ((uint64_t) 1 << 30)
 
 typedef struct _FsNode FsNode;
 
@@ -68,6 +71,11 @@ struct _FsServer {
         guint max_handles, max_nodes;
         char *keep_dir;
         guint keep_serial;
+        uint64_t keep_quota, keep_min_free; /* 0: FS_KEEP_QUOTA, FS_KEEP_MIN_FREE */
+        uint64_t keep_used; /* charged to the quota; counted from the folder on first use */
+        bool keep_counted;
+        gint64 keep_recounted; /* monotonic µs of the last recount at the quota */
+        GHashTable *keep_last; /* "share/path" -> the path of its latest kept copy */
         char **policy_protected; /* patterns every share gets */
         uint8_t *shm; /* file contents travel here when the client asks (not owned) */
         size_t shm_size;
@@ -122,5 +130,10 @@ void fs_stat_to_attr (const struct stat *st, FsAttr *ret);
 
 /* fs-keep.c */
 /* Copies the regular file name in dirfd to the keep folder and logs it (audit_path: its path in
- * the share); 0 or -errno. */
+ * the share); 0 or -errno; -EDQUOT when the quota or the free-space floor leaves no room for
+ * it (rule FS_RULE_KEEP_FULL: the caller must not drop the file). */
 int fs_keep_copy (FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path);
+/* The keep quota per VM and the free space to leave on its disk, in bytes (0: the default). */
+void fs_keep_set_limits (FsServer *s, uint64_t quota, uint64_t min_free);
+/* Frees what fs-keep.c remembers (fs_server_free). */
+void fs_keep_clear (FsServer *s);

@@ -699,6 +699,7 @@ fs_server_free (FsServer *s)
         g_hash_table_unref (s->nodes);
         g_hash_table_unref (s->shares);
         g_free (s->keep_dir);
+        fs_keep_clear (s);
         g_strfreev (s->policy_protected);
         g_free (s);
 }
