@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "corral-audit-log.h"
 #include "egress-ca.h"
 #include "egress-cred-private.h"
 #include "egress-http.h"
@@ -51,7 +52,7 @@ struct _CorralEgressProxy {
         CorralEgressPolicy *policy;
         GResolver *resolver;
         CorralEgressLimits limits;
-        int audit_fd;
+        CorralAuditLog *audit; /* (nullable) bounded: rotates, folds repeated denials */
         GHashTable *conns; /* EgressConn* set */
         guint active;
         guint64 next_id;

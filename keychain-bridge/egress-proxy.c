@@ -56,8 +56,7 @@ corral_egress_proxy_finalize (GObject *object)
         g_hash_table_unref (self->conns);
         g_ptr_array_unref (self->streams);
         g_clear_object (&self->stopping);
-        if (self->audit_fd >= 0)
-                close (self->audit_fd);
+        g_clear_pointer (&self->audit, corral_audit_log_close);
         g_mutex_clear (&self->lock);
         g_cond_clear (&self->cond);
         G_OBJECT_CLASS (corral_egress_proxy_parent_class)->finalize (object);
@@ -78,7 +77,6 @@ corral_egress_proxy_init (CorralEgressProxy *self)
         g_mutex_init (&self->lock);
         g_cond_init (&self->cond);
         self->limits = default_limits;
-        self->audit_fd = -1;
         self->conns = g_hash_table_new (NULL, NULL);
         self->stopping = g_cancellable_new ();
         self->streams = g_ptr_array_new ();
@@ -178,24 +176,34 @@ corral_egress_proxy_get_limits (CorralEgressProxy *self, CorralEgressLimits *ret
 gboolean
 corral_egress_proxy_set_audit_path (CorralEgressProxy *self, const char *path, GError **error)
 {
-        int fd = -1;
+        CorralAuditLog *log = NULL, *old;
 
-        if (path) {
-                fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-                if (fd < 0) {
-                        int errsv = errno;
-                        g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
-                                     _ ("Could not open the audit log %s: %s"), path,
-                                     g_strerror (errsv));
-                        return FALSE;
-                }
-        }
+        if (path && !(log = corral_audit_log_open (path, error)))
+                return FALSE;
         g_mutex_lock (&self->lock);
-        if (self->audit_fd >= 0)
-                close (self->audit_fd);
-        self->audit_fd = fd;
+        old = g_steal_pointer (&self->audit);
+        self->audit = log;
         g_mutex_unlock (&self->lock);
+        corral_audit_log_close (old);
         return TRUE;
+}
+
+void
+corral_egress_proxy_set_audit_limits (CorralEgressProxy *self, guint64 max_bytes, guint generations)
+{
+        g_mutex_lock (&self->lock);
+        if (self->audit)
+                corral_audit_log_set_limits (self->audit, max_bytes, generations);
+        g_mutex_unlock (&self->lock);
+}
+
+void
+corral_egress_proxy_flush_audit (CorralEgressProxy *self)
+{
+        g_mutex_lock (&self->lock);
+        if (self->audit)
+                corral_audit_log_flush (self->audit);
+        g_mutex_unlock (&self->lock);
 }
 
 /* Credentials ------------------------------------------------------------------------------------ */
@@ -397,6 +405,9 @@ watchdog_main (gpointer data)
                                 g_cancellable_cancel (conn->cancellable);
                         }
                 }
+                /* Denials folded into a count reach the log within a tick of their time. */
+                if (self->audit)
+                        corral_audit_log_flush_due (self->audit);
                 g_cond_wait_until (&self->cond, &self->lock, now + WATCHDOG_TICK_US);
         }
         g_mutex_unlock (&self->lock);
@@ -485,14 +496,37 @@ corral_egress_proxy_shutdown (CorralEgressProxy *self)
 
 /* Audit -------------------------------------------------------------------------------------- */
 
+static void
+add_key_part (GString *key, const char *value)
+{
+        /* Length-prefixed: no host or reason the guest picks makes two records look alike. */
+        g_string_append_printf (key, "%zu:%s", value ? strlen (value) + 1 : 0, value ? value : "");
+}
+
+/* What makes two denials "the same" for folding: all but the time, connection and bytes. */
+static char *
+fold_key (EgressConn *conn, const char *addr)
+{
+        GString *key = g_string_new (NULL);
+
+        add_key_part (key, conn->method);
+        add_key_part (key, conn->host);
+        add_key_part (key, addr);
+        add_key_part (key, conn->rule);
+        add_key_part (key, conn->reason);
+        add_key_part (key, conn->credential);
+        g_string_append_printf (key, "%u:%u", conn->port, conn->status);
+        return g_string_free (key, FALSE);
+}
+
 void
 _egress_audit (CorralEgressProxy *self, EgressConn *conn)
 {
-        g_autoptr (cJSON) rec = cJSON_CreateObject ();
+        cJSON *rec = cJSON_CreateObject ();
         g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
         g_autofree char *ts = g_date_time_format_iso8601 (now);
         g_autofree char *addr = conn->address ? g_inet_address_to_string (conn->address) : NULL;
-        char *line;
+        g_autofree char *key = NULL;
 
         cJSON_AddStringToObject (rec, "time", ts);
         cJSON_AddNumberToObject (rec, "connection", (double) conn->id);
@@ -516,14 +550,13 @@ _egress_audit (CorralEgressProxy *self, EgressConn *conn)
         cJSON_AddItemToObject (rec, "credential",
                                conn->credential ? cJSON_CreateString (conn->credential)
                                                 : cJSON_CreateNull ());
-        line = cJSON_PrintUnformatted (rec);
+        /* Every allowed connection is its own line; denials may repeat by the thousand. */
+        if (!conn->allowed)
+                key = fold_key (conn, addr);
         g_mutex_lock (&self->lock);
-        if (self->audit_fd >= 0) {
-                g_autofree char *text = g_strconcat (line, "\n", NULL);
-                /* One write() per record on an O_APPEND fd: records never interleave. */
-                if (write (self->audit_fd, text, strlen (text)) < 0)
-                        g_warning ("egress proxy: audit write failed: %s", g_strerror (errno));
-        }
+        /* One write() per record on an O_APPEND fd, under the lock: records never interleave. */
+        if (self->audit)
+                corral_audit_log_append (self->audit, g_steal_pointer (&rec), key);
         g_mutex_unlock (&self->lock);
-        cJSON_free (line);
+        cJSON_Delete (rec);
 }

@@ -44,9 +44,19 @@ void corral_egress_proxy_set_resolver (CorralEgressProxy *self, GResolver *resol
 void corral_egress_proxy_set_limits (CorralEgressProxy *self, const CorralEgressLimits *limits);
 void corral_egress_proxy_get_limits (CorralEgressProxy *self, CorralEgressLimits *ret_limits);
 
-/* Appends JSONL audit records to path (created 0600, O_APPEND). NULL: no audit file. */
+/* Appends JSONL audit records to path (created 0600, O_APPEND). NULL: no audit file. The
+ * guest decides how many there are, so the log is bounded (corral-audit-log.h): it rotates at
+ * 8 MiB into path.1 ... path.3, and a denial that repeats an identical one within a second is
+ * folded into a later line with "count": N (written by the watchdog, at the latest a minute
+ * after, and at shutdown). */
 gboolean
 corral_egress_proxy_set_audit_path (CorralEgressProxy *self, const char *path, GError **error);
+/* The rotation size and the older files kept (tests; defaults above). */
+void corral_egress_proxy_set_audit_limits (CorralEgressProxy *self,
+                                           guint64 max_bytes,
+                                           guint generations);
+/* Writes every folded count now. */
+void corral_egress_proxy_flush_audit (CorralEgressProxy *self);
 
 /* Serves one client connection on a new thread; takes a reference to client. */
 void corral_egress_proxy_handle (CorralEgressProxy *self, GIOStream *client);

@@ -25,6 +25,9 @@
 #include <unistd.h>
 
 #define RECONNECT_DELAY_MS 200
+/* A guest that breaks its stream on purpose is reconnected every RECONNECT_DELAY_MS: only
+ * the first errors go to the daemon's log, which would otherwise grow without bound. */
+#define MAX_LOGGED_ERRORS 20
 
 struct _EgressStreamServer {
         CorralEgressProxy *proxy; /* borrowed: shutdown joins us first */
@@ -36,6 +39,7 @@ struct _EgressStreamServer {
         gpointer on_end_data;
         int wake[2];
         GThread *thread;
+        guint errors_logged;
 };
 
 static int
@@ -94,8 +98,11 @@ serve_one (EgressStreamServer *s)
                         break;
                 }
         }
-        if (r < 0 && r != -EPIPE)
-                g_warning ("egress stream: %s", g_strerror (-r));
+        if (r < 0 && r != -EPIPE && s->errors_logged < MAX_LOGGED_ERRORS)
+                g_warning ("egress stream: %s%s", g_strerror (-r),
+                           ++s->errors_logged == MAX_LOGGED_ERRORS
+                                   ? " (further stream errors are not logged)"
+                                   : "");
         netmux_free (m);
         return woken;
 }

@@ -22,16 +22,34 @@ str (const cJSON *obj, const char *key)
         return cJSON_IsString (item) ? item->valuestring : NULL;
 }
 
+/* A folded line ("count": N) stands for N repeats of the line before it of the same kind
+ * (corral-audit-log.h); 0 for an ordinary line. */
+static guint
+repeats (const cJSON *obj)
+{
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive (obj, "count");
+
+        if (!cJSON_IsNumber (item) || !(item->valuedouble >= 1))
+                return 0;
+        return item->valuedouble > G_MAXUINT ? G_MAXUINT : (guint) item->valuedouble;
+}
+
 static char *
 describe_file (const cJSON *obj, gboolean *ret_problem)
 {
         const char *op = str (obj, "op"), *path = str (obj, "path"), *result = str (obj, "result");
         const char *message = str (obj, "message");
+        guint n = repeats (obj);
 
         if (!op || !path)
                 return NULL;
         if (g_strcmp0 (result, "ok") != 0) {
                 *ret_problem = TRUE;
+                if (n)
+                        /* Translators: first %s is a file operation, second a path */
+                        return g_strdup_printf (ngettext ("Refused %u more time: %s of %s",
+                                                          "Refused %u more times: %s of %s", n),
+                                                n, op, path);
                 if (message)
                         return g_strdup (message);
                 /* Translators: first %s is a file operation, second a path */
@@ -54,11 +72,17 @@ describe_request (const cJSON *obj, gboolean *ret_problem)
 {
         const char *host = str (obj, "host"), *decision = str (obj, "decision");
         const char *credential = str (obj, "credential");
+        guint n = repeats (obj);
 
         if (!host || !decision)
                 return NULL;
         if (!g_str_equal (decision, "allowed")) {
                 *ret_problem = TRUE;
+                if (n)
+                        /* Translators: %s is a host name */
+                        return g_strdup_printf (ngettext ("Blocked %u more connection to %s",
+                                                          "Blocked %u more connections to %s", n),
+                                                n, host);
                 /* Translators: %s is a host name */
                 return g_strdup_printf (_ ("Blocked a connection to %s"), host);
         }
@@ -116,28 +140,27 @@ entry_cmp_newest_first (gconstpointer a, gconstpointer b)
         return -g_strcmp0 (ea->time, eb->time);
 }
 
-static void
-read_tail (const char *path, GPtrArray *out)
+/* The entries in the last max bytes of path (a cut first line fails to parse and is
+ * skipped); returns the bytes read. */
+static gsize
+read_tail_of (const char *path, gsize max, GPtrArray *out)
 {
         g_autoptr (GFile) file = g_file_new_for_path (path);
         g_autoptr (GFileInputStream) in = g_file_read (file, NULL, NULL);
-        g_autofree char *buf = g_malloc (CORRAL_ACTIVITY_TAIL_BYTES + 1);
+        g_autofree char *buf = g_malloc (max + 1);
         g_auto (GStrv) lines = NULL;
         gsize n = 0;
         goffset size;
 
         if (!in)
-                return;
+                return 0;
         g_seekable_seek (G_SEEKABLE (in), 0, G_SEEK_END, NULL, NULL);
         size = g_seekable_tell (G_SEEKABLE (in));
-        g_seekable_seek (G_SEEKABLE (in), MAX (0, size - CORRAL_ACTIVITY_TAIL_BYTES), G_SEEK_SET,
-                         NULL, NULL);
-        if (!g_input_stream_read_all (G_INPUT_STREAM (in), buf, CORRAL_ACTIVITY_TAIL_BYTES, &n,
-                                      NULL, NULL))
-                return;
+        g_seekable_seek (G_SEEKABLE (in), MAX (0, size - (goffset) max), G_SEEK_SET, NULL, NULL);
+        if (!g_input_stream_read_all (G_INPUT_STREAM (in), buf, max, &n, NULL, NULL))
+                return 0;
         buf[n] = '\0';
         lines = g_strsplit (buf, "\n", -1);
-        /* The first line of a tail may be cut: it fails to parse and is skipped. */
         for (guint i = 0; lines[i]; i++) {
                 Entry *e = g_new0 (Entry, 1);
 
@@ -146,6 +169,21 @@ read_tail (const char *path, GPtrArray *out)
                         g_ptr_array_add (out, e);
                 else
                         entry_free (e);
+        }
+        return n;
+}
+
+/* The tail of a log; right after it rotated (corral-audit-log.h) the rest of the tail is the
+ * end of the previous file, so the panel does not go blank. */
+static void
+read_tail (const char *path, GPtrArray *out)
+{
+        gsize n = read_tail_of (path, CORRAL_ACTIVITY_TAIL_BYTES, out);
+
+        if (n < CORRAL_ACTIVITY_TAIL_BYTES) {
+                g_autofree char *older = g_strconcat (path, ".1", NULL);
+
+                read_tail_of (older, CORRAL_ACTIVITY_TAIL_BYTES - n, out);
         }
 }
 

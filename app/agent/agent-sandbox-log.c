@@ -14,22 +14,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "corral-audit-log.h"
+
 #define MAX_FIELD 512
 
-static guint64
-file_size (const char *vm_dir, const char *name)
+static void
+pos_of (const char *vm_dir, const char *name, AgentLogPos *pos)
 {
         g_autofree char *path = g_build_filename (vm_dir, name, NULL);
         struct stat st;
 
-        return stat (path, &st) == 0 ? (guint64) st.st_size : 0;
+        *pos = (AgentLogPos){ 0 };
+        if (stat (path, &st) == 0 && S_ISREG (st.st_mode))
+                *pos = (AgentLogPos){ (guint64) st.st_size, (guint64) st.st_dev,
+                                      (guint64) st.st_ino };
 }
 
 void
 agent_sandbox_mark (const char *vm_dir, AgentLogMark *mark)
 {
-        mark->audit = vm_dir ? file_size (vm_dir, "audit.jsonl") : 0;
-        mark->egress = vm_dir ? file_size (vm_dir, "egress.jsonl") : 0;
+        *mark = (AgentLogMark){ { 0 } };
+        if (!vm_dir)
+                return;
+        pos_of (vm_dir, "audit.jsonl", &mark->audit);
+        pos_of (vm_dir, "egress.jsonl", &mark->egress);
 }
 
 static void
@@ -52,41 +60,118 @@ parse_lines (const char *data, gsize len, const char *source, GPtrArray *out)
         }
 }
 
-/* Reads complete lines from *offset; returns the bytes skipped. */
+/* One file of a log to read, from start to end. */
+typedef struct {
+        int fd;
+        struct stat st;
+        guint64 start, end;
+} Piece;
+
+static gboolean
+piece_open (const char *path, Piece *ret)
+{
+        ret->fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (ret->fd < 0)
+                return FALSE;
+        if (fstat (ret->fd, &ret->st) < 0 || !S_ISREG (ret->st.st_mode)) {
+                close (ret->fd);
+                ret->fd = -1;
+                return FALSE;
+        }
+        ret->start = 0;
+        ret->end = (guint64) ret->st.st_size;
+        return TRUE;
+}
+
+static gboolean
+piece_is (const Piece *p, const AgentLogPos *pos)
+{
+        return (guint64) p->st.st_dev == pos->dev && (guint64) p->st.st_ino == pos->ino;
+}
+
+/* The older generations from the one holding pos (or all of them, when it has rotated out)
+ * onwards, oldest first, in pieces[]; returns how many. */
+static guint
+older_pieces (const char *path, const AgentLogPos *pos, Piece *pieces)
+{
+        Piece found[CORRAL_AUDIT_LOG_GENERATIONS];
+        guint n = 0, k;
+
+        for (k = 1; k <= CORRAL_AUDIT_LOG_GENERATIONS; k++) {
+                g_autofree char *old = g_strdup_printf ("%s.%u", path, k);
+
+                if (!piece_open (old, &found[n]))
+                        continue;
+                if (piece_is (&found[n], pos)) {
+                        found[n].start = MIN (pos->offset, found[n].end);
+                        n++;
+                        break;
+                }
+                n++;
+        }
+        for (k = 0; k < n; k++)
+                pieces[k] = found[n - 1 - k];
+        return n;
+}
+
+/* Reads complete lines since *pos from each piece, at most AGENT_SANDBOX_LOG_MAX_READ bytes
+ * (the newest); returns the bytes skipped. The last piece is the current file. */
 static guint64
-read_log (const char *vm_dir, const char *name, const char *source, guint64 *offset, GPtrArray *out)
+read_pieces (Piece *pieces, guint n, const char *source, AgentLogPos *pos, GPtrArray *out)
+{
+        guint64 total = 0, skipped = 0;
+
+        for (guint i = 0; i < n; i++)
+                total += pieces[i].end - pieces[i].start;
+        for (guint i = 0; i < n && total > AGENT_SANDBOX_LOG_MAX_READ; i++) {
+                guint64 cut =
+                        MIN (pieces[i].end - pieces[i].start, total - AGENT_SANDBOX_LOG_MAX_READ);
+
+                pieces[i].start += cut;
+                skipped += cut;
+                total -= cut;
+        }
+        for (guint i = 0; i < n; i++) {
+                Piece *p = &pieces[i];
+                gsize len = (gsize) (p->end - p->start);
+                g_autofree char *buf = len ? g_malloc (len) : NULL;
+                gssize got = len ? pread (p->fd, buf, len, (off_t) p->start) : 0;
+                const char *last_nl = got > 0 ? memrchr (buf, '\n', (gsize) got) : NULL;
+                guint64 used = last_nl ? (guint64) (last_nl - buf) + 1 : 0;
+
+                if (used)
+                        parse_lines (buf, (gsize) used, source, out);
+                if (i == n - 1)
+                        *pos = (AgentLogPos){ p->start + used, (guint64) p->st.st_dev,
+                                              (guint64) p->st.st_ino };
+        }
+        return skipped;
+}
+
+/* Reads complete lines since *pos; returns the bytes skipped. */
+static guint64
+read_log (
+        const char *vm_dir, const char *name, const char *source, AgentLogPos *pos, GPtrArray *out)
 {
         g_autofree char *path = g_build_filename (vm_dir, name, NULL);
-        g_autofree char *buf = NULL;
-        guint64 skipped = 0;
-        struct stat st;
-        gssize n;
-        int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        const char *last_nl;
+        Piece pieces[CORRAL_AUDIT_LOG_GENERATIONS + 1];
+        Piece current;
+        guint n = 0;
+        guint64 skipped;
 
-        if (fd < 0)
-                return 0;
-        if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (guint64) st.st_size <= *offset) {
-                /* A log that shrank was replaced: start again from its end. */
-                if (fstat (fd, &st) == 0 && (guint64) st.st_size < *offset)
-                        *offset = (guint64) st.st_size;
-                close (fd);
-                return 0;
+        if (!piece_open (path, &current))
+                return 0; /* gone, or between a rotation's rename and the new file: later */
+        if (pos->ino == 0 || piece_is (&current, pos)) {
+                /* A log that shrank in place was replaced: start again from its end. */
+                current.start = MIN (pos->offset, current.end);
+        } else {
+                /* Rotated since the mark: the marked file is one of the older ones now. */
+                n = older_pieces (path, pos, pieces);
         }
-        if ((guint64) st.st_size - *offset > AGENT_SANDBOX_LOG_MAX_READ) {
-                skipped = (guint64) st.st_size - *offset - AGENT_SANDBOX_LOG_MAX_READ;
-                *offset += skipped;
-        }
-        buf = g_malloc (AGENT_SANDBOX_LOG_MAX_READ);
-        n = pread (fd, buf, AGENT_SANDBOX_LOG_MAX_READ, (off_t) *offset);
-        close (fd);
-        if (n <= 0)
-                return skipped;
-        last_nl = memrchr (buf, '\n', (gsize) n);
-        if (!last_nl)
-                return skipped;
-        parse_lines (buf, (gsize) (last_nl - buf) + 1, source, out);
-        *offset += (guint64) (last_nl - buf) + 1;
+        pieces[n++] = current;
+        skipped = read_pieces (pieces, n, source, pos, out);
+        for (guint i = 0; i < n; i++)
+                close (pieces[i].fd);
         return skipped;
 }
 
@@ -201,16 +286,28 @@ agent_sandbox_explanation_prefix (void)
         return _ ("Blocked by the sandbox:");
 }
 
+guint64
+agent_sandbox_count (const cJSON *record)
+{
+        const cJSON *count = cJSON_GetObjectItemCaseSensitive (record, "count");
+
+        /* Written by the host, but checked like the rest: a count is a whole number >= 1. */
+        if (!cJSON_IsNumber (count) || !(count->valuedouble >= 1 && count->valuedouble < 1e15))
+                return 1;
+        return (guint64) count->valuedouble;
+}
+
 char *
 agent_sandbox_explain (const cJSON *record)
 {
-        if (!agent_sandbox_is_refusal (record))
+        if (!agent_sandbox_is_refusal (record) ||
+            cJSON_GetObjectItemCaseSensitive (record, "count"))
                 return NULL;
         return is_source (record, "files") ? explain_files (record) : explain_egress (record);
 }
 
-char *
-agent_sandbox_summary (const cJSON *record)
+static char *
+summary_line (const cJSON *record)
 {
         if (is_source (record, "files")) {
                 g_autofree char *op = field (record, "op");
@@ -231,4 +328,15 @@ agent_sandbox_summary (const cJSON *record)
 
                 return g_strdup_printf ("%s %s:%s %s (%s)", method, host, port, decision, rule);
         }
+}
+
+char *
+agent_sandbox_summary (const cJSON *record)
+{
+        g_autofree char *line = summary_line (record);
+        guint64 count = agent_sandbox_count (record);
+
+        if (count > 1)
+                return g_strdup_printf ("%s ×%" G_GUINT64_FORMAT, line, count);
+        return g_steal_pointer (&line);
 }

@@ -6,6 +6,11 @@
  * refusals into plain sentences for the model: what was blocked, by which rule, what the person
  * could change.
  *
+ * The logs rotate (corral-audit-log.h: FILE becomes FILE.1, ...), so a mark names its file by
+ * inode as well as offset; reading follows the marked file into the older generations and on
+ * into the new file. A line with "count": N stands for N repeats of a refusal whose first
+ * occurrence was its own line before it: it is summed up, never explained a second time.
+ *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #pragma once
@@ -19,23 +24,32 @@ G_BEGIN_DECLS
 #define AGENT_SANDBOX_LOG_MAX_READ ((gsize) 1024 * 1024)
 
 typedef struct {
-        guint64 audit; /* byte offsets: where the next unread record starts */
-        guint64 egress;
+        guint64 offset; /* where the next unread record starts */
+        guint64 dev, ino; /* in this file (0: there was none) */
+} AgentLogPos;
+
+typedef struct {
+        AgentLogPos audit;
+        AgentLogPos egress;
 } AgentLogMark;
 
-/* The current ends of both logs (0 for a missing file). */
+/* The current ends of both logs (offset 0 and no file for a missing one). */
 void agent_sandbox_mark (const char *vm_dir, AgentLogMark *mark);
 
 /* Records written since mark, oldest first, each with "source": "files" or "egress" (the egress
- * records get it added); mark moves past them. A partial last line is left for later.
- * ret_skipped: bytes skipped because the logs grew faster than the bound. (transfer full) */
+ * records get it added), across rotations; mark moves past them. A partial last line is left
+ * for later. ret_skipped: bytes skipped because the logs grew faster than the bound (the
+ * oldest go first). (transfer full) */
 GPtrArray *agent_sandbox_read_since (const char *vm_dir, AgentLogMark *mark, guint64 *ret_skipped);
 
 /* TRUE for a refusal (file server "refused", egress "denied"). */
 gboolean agent_sandbox_is_refusal (const cJSON *record);
 /* The start of every refusal explained for the model (translated). */
 const char *agent_sandbox_explanation_prefix (void);
-/* A refusal explained for the model; NULL for other records. (transfer full) */
+/* How many occurrences record stands for ("count", 1 without it). */
+guint64 agent_sandbox_count (const cJSON *record);
+/* A refusal explained for the model; NULL for other records and for folded repeats (a
+ * "count" line), whose first occurrence was explained already. (transfer full) */
 char *agent_sandbox_explain (const cJSON *record);
 /* One line for a tool card: "unlink proj/notes.txt: refused (no-delete)", "GET example.com:443
  * allowed". (transfer full) */

@@ -1,37 +1,63 @@
-/* fs-audit.c — see fs-audit.h.
+/* fs-audit.c — see fs-audit.h. The bound itself (rotation, folding) is corral-audit-log.c,
+ * shared with corral-egressd.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "fs-audit.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <gio/gio.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "corral-audit-log.h"
 #include "proto.h"
 
 struct _FsAudit {
-        int fd;
+        CorralAuditLog *log; /* NULL: disabled */
+        GSource *timer; /* dispatched when a folded count is due */
 };
+
+static gboolean
+timer_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
+{
+        return callback (user_data);
+}
+
+static GSourceFuncs timer_funcs = { .dispatch = timer_dispatch };
+
+static void
+arm (FsAudit *a, gint64 due)
+{
+        if (a->timer && g_source_get_ready_time (a->timer) != due)
+                g_source_set_ready_time (a->timer, due);
+}
+
+static gboolean
+on_due (gpointer user_data)
+{
+        FsAudit *a = user_data;
+
+        arm (a, corral_audit_log_flush_due (a->log));
+        return G_SOURCE_CONTINUE;
+}
 
 FsAudit *
 fs_audit_open (const char *path, GError **error)
 {
-        FsAudit *a = g_new0 (FsAudit, 1);
+        g_autoptr (GMainContext) context = NULL;
+        FsAudit *a;
+        CorralAuditLog *log = NULL;
 
-        a->fd = -1;
-        if (path) {
-                a->fd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-                if (a->fd < 0) {
-                        int errsv = errno;
-                        g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
-                                     "Cannot open the audit log %s: %s", path, g_strerror (errsv));
-                        g_free (a);
-                        return NULL;
-                }
+        if (path && !(log = corral_audit_log_open (path, error)))
+                return NULL;
+        a = g_new0 (FsAudit, 1);
+        a->log = log;
+        if (log) {
+                context = g_main_context_ref_thread_default ();
+                a->timer = g_source_new (&timer_funcs, sizeof (GSource));
+                g_source_set_static_name (a->timer, "fs-audit folded counts");
+                g_source_set_callback (a->timer, on_due, a, NULL);
+                g_source_set_ready_time (a->timer, -1);
+                g_source_attach (a->timer, context);
         }
         return a;
 }
@@ -41,9 +67,28 @@ fs_audit_close (FsAudit *a)
 {
         if (!a)
                 return;
-        if (a->fd >= 0)
-                close (a->fd);
+        if (a->timer) {
+                g_source_destroy (a->timer);
+                g_source_unref (a->timer);
+        }
+        corral_audit_log_close (a->log);
         g_free (a);
+}
+
+void
+fs_audit_set_limits (FsAudit *a, uint64_t max_bytes, unsigned generations)
+{
+        if (a && a->log)
+                corral_audit_log_set_limits (a->log, max_bytes, generations);
+}
+
+void
+fs_audit_flush (FsAudit *a)
+{
+        if (a && a->log) {
+                corral_audit_log_flush (a->log);
+                arm (a, -1);
+        }
 }
 
 static void
@@ -57,16 +102,37 @@ add_string (cJSON *obj, const char *key, const char *value)
         cJSON_AddStringToObject (obj, key, valid);
 }
 
+static void
+add_key_part (GString *key, const char *value)
+{
+        /* Length-prefixed: no name the guest picks can make two records look alike. */
+        g_string_append_printf (key, "%zu:%s", value ? strlen (value) + 1 : 0, value ? value : "");
+}
+
+/* What makes two refusals "the same" for folding: everything but the time. */
+static char *
+fold_key (const FsAuditRecord *rec)
+{
+        GString *key = g_string_new (NULL);
+
+        add_key_part (key, rec->share);
+        add_key_part (key, rec->op);
+        add_key_part (key, rec->path);
+        add_key_part (key, rec->path2);
+        add_key_part (key, rec->result);
+        add_key_part (key, rec->rule);
+        g_string_append_printf (key, "%d", rec->errnum);
+        return g_string_free (key, FALSE);
+}
+
 void
 fs_audit_write (FsAudit *a, const FsAuditRecord *rec)
 {
         g_autoptr (GDateTime) now = NULL;
-        g_autofree char *time = NULL;
+        g_autofree char *time = NULL, *key = NULL;
         cJSON *obj;
-        char *text;
-        size_t len;
 
-        if (!a || a->fd < 0)
+        if (!a || !a->log)
                 return;
 
         now = g_date_time_new_now_utc ();
@@ -86,13 +152,9 @@ fs_audit_write (FsAudit *a, const FsAuditRecord *rec)
         if (rec->size >= 0)
                 cJSON_AddNumberToObject (obj, "size", (double) rec->size);
 
-        text = cJSON_PrintUnformatted (obj);
-        cJSON_Delete (obj);
-        if (!text)
-                return;
-        len = strlen (text);
-        text[len] = '\n'; /* replaces the terminator: one write, one line */
-        if (write (a->fd, text, len + 1) < 0)
-                g_warning ("Cannot write the audit log: %s", g_strerror (errno));
-        cJSON_free (text);
+        /* A change is always its own line; refusals and failures may repeat by the thousand. */
+        if (g_strcmp0 (rec->result, "ok") != 0)
+                key = fold_key (rec);
+        corral_audit_log_append (a->log, obj, key);
+        arm (a, corral_audit_log_next_due (a->log));
 }

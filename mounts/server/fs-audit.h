@@ -5,6 +5,11 @@
  *  "path":"notes/old.txt","result":"refused","rule":"no-delete","errno":"EPERM",
  *  "message":"Blocked by the sandbox: ..."}
  *
+ * The guest decides how many lines there are, so the log is bounded (corral-audit-log.h):
+ * it rotates at 8 MiB into audit.jsonl.1 ... .3, and a refusal or failure that repeats an
+ * identical one within a second is folded into a later line with "count": N. Changes ("ok")
+ * are always written, each as it happens.
+ *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #pragma once
@@ -14,10 +19,16 @@
 
 typedef struct _FsAudit FsAudit;
 
-/* Appends to path (created 0600); NULL path: a disabled log. */
+/* Appends to path (created 0600); NULL path: a disabled log. Pending counts are written on a
+ * timer in the thread-default main context of the caller, and at close. */
 FsAudit *fs_audit_open (const char *path, GError **error);
 void fs_audit_close (FsAudit *a);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsAudit, fs_audit_close)
+
+/* The size at which the file rotates and how many older files stay (tests; defaults above). */
+void fs_audit_set_limits (FsAudit *a, uint64_t max_bytes, unsigned generations);
+/* Writes every pending count now. */
+void fs_audit_flush (FsAudit *a);
 
 typedef struct {
         const char *share;

@@ -11,6 +11,7 @@
 #include "egress-test.h"
 #include "netmux.h"
 
+#include <fcntl.h>
 #include <gio/gunixsocketaddress.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -466,6 +467,48 @@ test_credentials (Fixture *fx, gconstpointer data)
         g_assert_no_error (error);
 }
 
+/* A guest that breaks its port's stream over and over is reconnected every time; the daemon's
+ * log says so for the first errors only (SECURITY-TESTS.md item 39). */
+static void
+test_log_bounded (Fixture *fx, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+        g_autofree char *lock = path (fx, "egressd.lock");
+        g_autofree char *policy = path (fx, "egress-policy.json");
+        g_autofree char *audit = path (fx, "egress.jsonl");
+        g_autofree char *log = path (fx, "egressd.log");
+        g_autofree char *text = NULL;
+        guint errors = 0;
+
+        g_subprocess_launcher_set_stderr_file_path (l, log);
+        /* As it runs for a VM: a warning is a line in its log, not the end of the daemon. */
+        g_subprocess_launcher_unsetenv (l, "G_DEBUG");
+        fx->egressd = g_subprocess_launcher_spawn (l, &error, corral_egress_vm_daemon_path (),
+                                                   "--connect", fx->sock_path, "--lock", lock,
+                                                   "--policy", policy, "--audit", audit, NULL);
+        g_assert_no_error (error);
+        for (guint i = 0; i < 30; i++) {
+                int fd = accept_host (fx);
+                char buf[4096];
+
+                /* The accepted socket came non-blocking; wait for the daemon's side. */
+                g_assert_cmpint (fcntl (fd, F_SETFL, 0), ==, 0);
+                /* Not a frame: the daemon drops the stream and comes back. */
+                g_assert_cmpint (write (fd, "garbage, not a frame header\n", 28), ==, 28);
+                while (read (fd, buf, sizeof buf) > 0)
+                        ;
+                close (fd);
+        }
+        g_assert_true (g_file_get_contents (log, &text, NULL, NULL));
+        for (const char *p = strstr (text, "egress stream:"); p;
+             p = strstr (p + 1, "egress stream:"))
+                errors++;
+        g_test_message ("%s", text);
+        g_assert_cmpuint (errors, ==, 20);
+        g_assert_nonnull (strstr (text, "further stream errors are not logged"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -480,6 +523,7 @@ main (int argc, char **argv)
         ADD ("/egress-session/trust-bundle", test_trust_bundle);
         ADD ("/egress-session/reset", test_reset);
         ADD ("/egress-session/credentials", test_credentials);
+        ADD ("/egress-session/log-bounded", test_log_bounded);
 #undef ADD
         return g_test_run ();
 }

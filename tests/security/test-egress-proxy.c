@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 typedef struct {
         CorralEgressProxy *proxy;
@@ -877,6 +878,84 @@ test_policy_change (Fx *fx, gconstpointer data)
         assert_refused (r, 403, rule);
 }
 
+/* Item 39: a guest decides how many records there are, so the log is bounded. --------------- */
+
+/* Occurrences of denials of host in path (a line with "count": N stands for N). */
+static guint64
+denials_of (const char *path, const char *host, guint *ret_lines)
+{
+        g_autofree char *text = NULL;
+        g_auto (GStrv) lines = NULL;
+        guint64 total = 0;
+
+        *ret_lines = 0;
+        if (!g_file_get_contents (path, &text, NULL, NULL))
+                return 0;
+        lines = g_strsplit (text, "\n", -1);
+        for (guint i = 0; lines[i]; i++) {
+                g_autoptr (cJSON) rec = cJSON_Parse (lines[i]);
+                const cJSON *count = cJSON_GetObjectItem (rec, "count");
+
+                if (!rec ||
+                    g_strcmp0 (cJSON_GetStringValue (cJSON_GetObjectItem (rec, "host")), host) != 0)
+                        continue;
+                g_assert_cmpstr (cJSON_GetStringValue (cJSON_GetObjectItem (rec, "decision")), ==,
+                                 "denied");
+                total += cJSON_IsNumber (count) ? (guint64) count->valuedouble : 1;
+                (*ret_lines)++;
+        }
+        return total;
+}
+
+static void
+test_audit_bounded (Fx *fx, gconstpointer data)
+{
+        g_autofree char *one = g_strconcat (fx->audit, ".1", NULL);
+        g_autofree char *two = g_strconcat (fx->audit, ".2", NULL);
+        g_autoptr (cJSON) last = NULL;
+        guint lines = 0;
+        gint64 deadline;
+        struct stat st;
+
+        /* The first denial is a line at once: the agent loop reads it right after the call. */
+        g_string_free (req (fx, "GET http://flood.corral.test/ HTTP/1.0\r\n\r\n"), TRUE);
+        wait_idle (fx);
+        g_assert_cmpuint (denials_of (fx->audit, "flood.corral.test", &lines), ==, 1);
+        /* Its repeats take no room while they come... */
+        for (guint i = 1; i < 300; i++) {
+                g_autoptr (GString) r = req (fx, "GET http://flood.corral.test/ HTTP/1.0\r\n\r\n");
+                assert_refused (r, 403, "default-deny");
+        }
+        wait_idle (fx);
+        g_assert_cmpint (g_stat (fx->audit, &st), ==, 0);
+        g_assert_cmpint (st.st_size, <, 2048);
+        /* ... and the watchdog writes them as one line with their count, none lost. */
+        deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+        while (denials_of (fx->audit, "flood.corral.test", &lines) < 300 &&
+               g_get_monotonic_time () < deadline)
+                g_usleep (20 * 1000);
+        g_assert_cmpuint (denials_of (fx->audit, "flood.corral.test", &lines), ==, 300);
+        g_assert_cmpuint (lines, ==, 2);
+
+        /* Different denials rotate the log at its size and keep its generations. */
+        corral_egress_proxy_set_audit_limits (fx->proxy, 4096, 1);
+        for (guint i = 0; i < 100; i++) {
+                g_autoptr (GString) r = req (fx, "GET http://h%u.corral.test/ HTTP/1.0\r\n\r\n", i);
+                assert_refused (r, 403, "default-deny");
+        }
+        wait_idle (fx);
+        corral_egress_proxy_flush_audit (fx->proxy);
+        g_assert_cmpint (g_stat (fx->audit, &st), ==, 0);
+        g_assert_cmpint (st.st_size, <=, 4096);
+        g_assert_cmpint (g_stat (one, &st), ==, 0);
+        g_assert_cmpint (st.st_size, <=, 4096);
+        g_assert_false (g_file_test (two, G_FILE_TEST_EXISTS));
+        last = last_audit (fx);
+        g_assert_cmpstr (cJSON_GetStringValue (cJSON_GetObjectItem (last, "host")), ==,
+                         "h99.corral.test");
+        g_unlink (one);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -899,5 +978,6 @@ main (int argc, char **argv)
         ADD ("/egress-proxy/limits/connections", test_connection_limit);
         ADD ("/egress-proxy/limits/slow-upstream-not-cut", test_slow_upstream);
         ADD ("/egress-proxy/policy/applies-at-once", test_policy_change);
+        ADD ("/egress-proxy/audit/bounded", test_audit_bounded);
         return g_test_run ();
 }

@@ -1168,6 +1168,20 @@ test_activity (void)
         c = corral_activity_describe ("{not json", &problem, NULL);
         g_assert_null (c);
         g_assert_null (corral_activity_describe ("[1]", &problem, NULL));
+        /* A folded line stands for repeats of the refusal before it (corral-audit-log.h). */
+        {
+                g_autofree char *d = corral_activity_describe (
+                        "{\"source\":\"files\",\"op\":\"unlink\",\"path\":\"x.txt\","
+                        "\"result\":\"refused\",\"message\":\"Blocked\",\"count\":5000}",
+                        &problem, NULL);
+                g_autofree char *e = corral_activity_describe (
+                        "{\"host\":\"pypi.org\",\"decision\":\"denied\",\"count\":2}", &problem,
+                        NULL);
+
+                g_assert_cmpstr (d, ==, "Refused 5000 more times: unlink of x.txt");
+                g_assert_cmpstr (e, ==, "Blocked 2 more connections to pypi.org");
+                g_assert_true (problem);
+        }
 }
 
 /* The ASan setup: caches that GTK's libraries keep until exit (fontconfig's configuration, held
