@@ -3,9 +3,12 @@
  * The model's text streams to stdout, each tool call is one line (and a result line), and an
  * approval is a y/N question on the terminal. When stdin is not a terminal, or with
  * --yes-to-nothing, every approval is denied without asking: a script cannot say yes by
- * accident. Everything a model or a command wrote is stripped of control characters before it
- * reaches the terminal. Ctrl-C stops the task (and kills its command in the VM); a second
- * Ctrl-C quits at once.
+ * accident. The question says exactly what the host will do: for a delete, the path inside the
+ * shared folder, the folder's name and mode and where it is on this computer; for a host on
+ * this computer or a local network, a warning. Everything a model or a command wrote is
+ * stripped of control characters before it reaches the terminal; in a question, the model's
+ * words are shown escaped on one line (\n, \x1b), so they cannot draw a prompt of their own.
+ * Ctrl-C stops the task (and kills its command in the VM); a second Ctrl-C quits at once.
  *
  * API keys come from llm-keys.h (environment or keychain), never from the command line.
  *
@@ -207,16 +210,70 @@ on_stdin (int fd, GIOCondition cond, gpointer user_data)
         return G_SOURCE_REMOVE;
 }
 
+static const char *
+mode_words (FsMode mode)
+{
+        switch (mode) {
+        case FS_MODE_RO:
+                return _ ("can read");
+        case FS_MODE_RW:
+                return _ ("can edit");
+        case FS_MODE_RW_NODELETE:
+        default:
+                return _ ("can edit, but not delete");
+        }
+}
+
+/* The question, every part of it that the model or the guest chose already escaped by the
+ * approval (one line each), so that nothing in it can draw a line of its own. */
+static char *
+delete_question (CorralAgentApproval *approval)
+{
+        const char *path = corral_agent_approval_get_path (approval);
+        g_autofree char *what = NULL, *where = NULL, *host_path = NULL, *because = NULL;
+
+        switch (corral_agent_approval_get_file_type (approval)) {
+        case G_FILE_TYPE_DIRECTORY:
+                what = g_strdup_printf (_ ("The agent asks to delete the empty folder %s\n"), path);
+                break;
+        case G_FILE_TYPE_SYMBOLIC_LINK:
+                what = g_strdup_printf (_ ("The agent asks to delete the link %s\n"), path);
+                break;
+        default:
+                what = g_strdup_printf (_ ("The agent asks to delete the file %s\n"), path);
+        }
+        where = g_strdup_printf (_ ("  in the shared folder “%s” (%s)\n"),
+                                 corral_agent_approval_get_share_name (approval),
+                                 mode_words (corral_agent_approval_get_share_mode (approval)));
+        host_path = g_strdup_printf (_ ("  on this computer: %s/%s\n"),
+                                     corral_agent_approval_get_share_folder (approval), path);
+        because = g_strdup_printf (_ ("  because: %s\n"),
+                                   corral_agent_approval_get_reason (approval));
+        return g_strconcat (what, where, host_path, because, _ ("  Allow? [y/N] "), NULL);
+}
+
+static char *
+network_question (CorralAgentApproval *approval)
+{
+        const char *warning = corral_agent_approval_get_warning (approval);
+        g_autofree char *what = g_strdup_printf (_ ("The agent asks to reach %s\n"),
+                                                 corral_agent_approval_get_target (approval));
+        g_autofree char *caution =
+                warning ? g_strdup_printf (_ ("  Warning: %s\n"), warning) : g_strdup ("");
+        g_autofree char *because = g_strdup_printf (_ ("  because: %s\n"),
+                                                    corral_agent_approval_get_reason (approval));
+
+        return g_strconcat (what, caution, because,
+                            _ ("  Allow for [t]his task, [a]lways, or [N]o? "), NULL);
+}
+
 static void
 on_approval (CorralAgentSession *session, CorralAgentApproval *approval, Agent *a)
 {
-        gboolean delete = corral_agent_approval_get_kind (approval) == CORRAL_AGENT_APPROVAL_DELETE;
-        g_autofree char *question = g_strdup_printf (
-                delete ? _ ("The agent asks to delete %s\n  because: %s\n  Allow? [y/N] ")
-                       : _ ("The agent asks to reach %s\n  because: %s\n  Allow for [t]his "
-                            "task, [a]lways, or [N]o? "),
-                corral_agent_approval_get_target (approval),
-                corral_agent_approval_get_reason (approval));
+        g_autofree char *question =
+                corral_agent_approval_get_kind (approval) == CORRAL_AGENT_APPROVAL_DELETE
+                        ? delete_question (approval)
+                        : network_question (approval);
 
         newline (a);
         put (a, question);

@@ -398,28 +398,99 @@ corral_shares_set_mode (const char *vm_dir, const char *name, FsMode mode, GErro
         return change (vm_dir, "set-mode", name, NULL, mode, NULL, error);
 }
 
-gboolean
-corral_shares_approved_delete (const char *vm_dir,
-                               const char *share,
-                               const char *path,
-                               GError **error)
+void
+corral_share_entry_free (CorralShareEntry *entry)
 {
-        g_autoptr (GSocketConnection) conn = NULL;
+        if (!entry)
+                return;
+        g_free (entry->id);
+        g_free (entry->folder);
+        g_free (entry);
+}
+
+/* One approved-delete or stat request to the running server; the reply or NULL. */
+static cJSON *
+approved_call (const char *vm_dir,
+               const char *op,
+               const char *share,
+               const char *path,
+               const char *id,
+               GError **error)
+{
+        g_autoptr (GSocketConnection) conn = control_connect (vm_dir, error);
         cJSON *req, *reply;
 
-        g_return_val_if_fail (vm_dir != NULL && share != NULL && path != NULL, FALSE);
-
-        conn = control_connect (vm_dir, error);
         if (!conn)
-                return FALSE;
+                return NULL;
         req = cJSON_CreateObject ();
-        cJSON_AddStringToObject (req, "op", "approved-delete");
+        cJSON_AddStringToObject (req, "op", op);
         cJSON_AddStringToObject (req, "name", share);
         cJSON_AddStringToObject (req, "path", path);
+        if (id)
+                cJSON_AddStringToObject (req, "id", id);
         reply = control_call (conn, req, error);
         cJSON_Delete (req);
-        if (!reply)
+        return reply;
+}
+
+static gboolean
+entry_type_parse (const char *s, GFileType *ret)
+{
+        if (g_strcmp0 (s, "file") == 0)
+                *ret = G_FILE_TYPE_REGULAR;
+        else if (g_strcmp0 (s, "folder") == 0)
+                *ret = G_FILE_TYPE_DIRECTORY;
+        else if (g_strcmp0 (s, "link") == 0)
+                *ret = G_FILE_TYPE_SYMBOLIC_LINK;
+        else
                 return FALSE;
-        cJSON_Delete (reply);
         return TRUE;
+}
+
+CorralShareEntry *
+corral_shares_approved_stat (const char *vm_dir,
+                             const char *share,
+                             const char *path,
+                             GError **error)
+{
+        g_autoptr (CorralShareEntry) entry = g_new0 (CorralShareEntry, 1);
+        const char *id = NULL, *type = NULL, *mode = NULL, *folder = NULL;
+        int64_t size = 0;
+        cJSON *reply;
+        gboolean ok;
+
+        g_return_val_if_fail (vm_dir != NULL && share != NULL && path != NULL, NULL);
+
+        reply = approved_call (vm_dir, "stat", share, path, NULL, error);
+        if (!reply)
+                return NULL;
+        ok = proto_json_get_string (reply, "id", 128, &id) == 0 &&
+             proto_json_get_string (reply, "type", 16, &type) == 0 &&
+             proto_json_get_string (reply, "mode", 16, &mode) == 0 &&
+             proto_json_get_string (reply, "folder", 4096, &folder) == 0 &&
+             proto_json_get_int (reply, "size", 0, G_MAXINT64, &size) == 0 &&
+             entry_type_parse (type, &entry->type) && fs_mode_parse (mode, &entry->mode);
+        if (ok) {
+                entry->id = g_strdup (id);
+                entry->folder = g_strdup (folder);
+                entry->size = (guint64) size;
+        } else {
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                     _ ("The file server sent a malformed reply"));
+        }
+        cJSON_Delete (reply);
+        return ok ? g_steal_pointer (&entry) : NULL;
+}
+
+gboolean
+corral_shares_approved_delete (
+        const char *vm_dir, const char *share, const char *path, const char *id, GError **error)
+{
+        cJSON *reply;
+
+        g_return_val_if_fail (vm_dir != NULL && share != NULL && path != NULL && id != NULL, FALSE);
+
+        reply = approved_call (vm_dir, "approved-delete", share, path, id, error);
+        cJSON_Delete (reply);
+        return reply != NULL;
 }

@@ -54,10 +54,31 @@ gboolean corral_shares_add (const char *vm_dir,
 gboolean corral_shares_remove (const char *vm_dir, const char *name, GError **error);
 gboolean corral_shares_set_mode (const char *vm_dir, const char *name, FsMode mode, GError **error);
 
+/* What a path in a share names now, as the running file server sees it (never as the guest
+ * says): for asking the person about deleting exactly that. */
+typedef struct {
+        char *id; /* the server's identity of the entry (device, inode, birth time) */
+        GFileType type; /* G_FILE_TYPE_REGULAR, _DIRECTORY or _SYMBOLIC_LINK */
+        guint64 size;
+        FsMode mode; /* the share's mode */
+        char *folder; /* the share's folder on this computer */
+} CorralShareEntry;
+
+void corral_share_entry_free (CorralShareEntry *entry);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralShareEntry, corral_share_entry_free)
+
+/* The entry path (relative to the share) names, checked as the delete below checks it (a
+ * folder may still be full): protected paths, special and hard-linked files are refused with
+ * the reason. Needs the running server. (transfer full) */
+CorralShareEntry *corral_shares_approved_stat (const char *vm_dir,
+                                               const char *share,
+                                               const char *path,
+                                               GError **error);
+
 /* What the person approved that the share's mode refuses to the guest: the running file server
- * deletes path (relative to the share: a file, a link or an empty folder), keeping a copy of a
- * file in kept/, and records it. Protected paths stay refused. Needs the running server. */
-gboolean corral_shares_approved_delete (const char *vm_dir,
-                                        const char *share,
-                                        const char *path,
-                                        GError **error);
+ * deletes path (relative to the share: a file, a link or an empty folder) if it still names
+ * the entry id (from corral_shares_approved_stat() when the person was asked), keeping a copy
+ * of a file in kept/, and records it. Anything else now at that path, and protected paths,
+ * stay. Needs the running server. */
+gboolean corral_shares_approved_delete (
+        const char *vm_dir, const char *share, const char *path, const char *id, GError **error);

@@ -7,9 +7,18 @@
  * rule goes into the VM's policy file, which the egress daemon follows at once — and the task's
  * audit log records the decision. The guest is never given the power to do it itself.
  *
+ * What the person is asked is what the host will do. A delete names the shared folder, its mode
+ * and the path inside it, and is tied to the entry the file server found at that path when the
+ * question was put (corral_shares_approved_stat): if the guest renames something else onto the
+ * path before the answer, the file server refuses. A host on this computer or a local network
+ * carries a warning. Text the model wrote is shown escaped, one line, never as markup.
+ *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "agent-private.h"
+
+#include "egress-addr.h"
+#include "egress-policy.h"
 
 #include <glib/gi18n-lib.h>
 #include <string.h>
@@ -21,6 +30,13 @@ struct _CorralAgentApproval {
         char *reason;
         char *share; /* delete */
         char *rel; /* delete: the path inside the share */
+        CorralShareEntry *entry; /* delete: what rel named when the person was asked */
+        CorralAgentNetworkScope scope; /* network */
+        /* shown to the person: escaped */
+        char *shown_reason;
+        char *shown_path;
+        char *shown_share;
+        char *shown_folder;
         char *vm_dir;
         AgentToolCall *call; /* NULL once answered */
         CorralAgentAnswer answer;
@@ -50,6 +66,11 @@ corral_agent_approval_unref (CorralAgentApproval *approval)
         g_free (approval->reason);
         g_free (approval->share);
         g_free (approval->rel);
+        corral_share_entry_free (approval->entry);
+        g_free (approval->shown_reason);
+        g_free (approval->shown_path);
+        g_free (approval->shown_share);
+        g_free (approval->shown_folder);
         g_free (approval->vm_dir);
         g_free (approval->added_rule);
         g_free (approval);
@@ -70,7 +91,64 @@ corral_agent_approval_get_target (CorralAgentApproval *approval)
 const char *
 corral_agent_approval_get_reason (CorralAgentApproval *approval)
 {
-        return approval->reason;
+        return approval->shown_reason;
+}
+
+const char *
+corral_agent_approval_get_path (CorralAgentApproval *approval)
+{
+        return approval->shown_path;
+}
+
+const char *
+corral_agent_approval_get_share_name (CorralAgentApproval *approval)
+{
+        return approval->shown_share;
+}
+
+const char *
+corral_agent_approval_get_share_folder (CorralAgentApproval *approval)
+{
+        return approval->shown_folder;
+}
+
+FsMode
+corral_agent_approval_get_share_mode (CorralAgentApproval *approval)
+{
+        return approval->entry ? approval->entry->mode : FS_MODE_RO;
+}
+
+GFileType
+corral_agent_approval_get_file_type (CorralAgentApproval *approval)
+{
+        return approval->entry ? approval->entry->type : G_FILE_TYPE_UNKNOWN;
+}
+
+CorralAgentNetworkScope
+corral_agent_approval_get_network_scope (CorralAgentApproval *approval)
+{
+        return approval->scope;
+}
+
+const char *
+corral_agent_approval_get_warning (CorralAgentApproval *approval)
+{
+        switch (approval->kind == CORRAL_AGENT_APPROVAL_NETWORK ? approval->scope
+                                                                : CORRAL_AGENT_NETWORK_PUBLIC) {
+        case CORRAL_AGENT_NETWORK_THIS_COMPUTER:
+                return _ ("This is your own computer, not a website. Programs running on it, "
+                          "such as databases or Docker, often obey anyone who can reach them, "
+                          "which could let the assistant act outside its workspace. Allow this "
+                          "only if you know what runs there.");
+        case CORRAL_AGENT_NETWORK_LOCAL:
+                return _ ("This is an address in your local network or a special-purpose "
+                          "address, not a public website. Devices and services there, such as "
+                          "routers, printers or cloud settings, often trust anyone who can "
+                          "reach them. Allow this only if you know what it is.");
+        case CORRAL_AGENT_NETWORK_PUBLIC:
+        default:
+                return NULL;
+        }
 }
 
 gboolean
@@ -111,6 +189,8 @@ audit_decision (CorralAgentApproval *approval, const char *outcome)
                                  approval->kind == CORRAL_AGENT_APPROVAL_DELETE ? "delete"
                                                                                 : "network");
         cJSON_AddStringToObject (rec, "target", approval->target);
+        if (approval->entry) /* which file the person was asked about */
+                cJSON_AddStringToObject (rec, "entry", approval->entry->id);
         cJSON_AddStringToObject (rec, "reason", approval->reason);
         cJSON_AddStringToObject (rec, "answer", answer_name (approval->answer));
         cJSON_AddStringToObject (rec, "outcome", outcome);
@@ -178,7 +258,7 @@ perform_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *ca
 
         if (approval->kind == CORRAL_AGENT_APPROVAL_DELETE)
                 ok = corral_shares_approved_delete (approval->vm_dir, approval->share,
-                                                    approval->rel, &error);
+                                                    approval->rel, approval->entry->id, &error);
         else
                 ok = agent_policy_allow (approval->vm_dir, approval->target, &approval->added_rule,
                                          &error);
@@ -216,7 +296,7 @@ corral_agent_approval_respond (CorralAgentApproval *approval, CorralAgentAnswer 
         g_task_run_in_thread (task, perform_in_thread);
 }
 
-/* The request ----------------------------------------------------------------------------------- */
+/* Cancelling ------------------------------------------------------------------------------------ */
 
 static gboolean
 on_cancel_idle (gpointer user_data)
@@ -238,20 +318,103 @@ on_cancelled (GCancellable *cancellable, gpointer user_data)
                          (GDestroyNotify) corral_agent_approval_unref);
 }
 
+/* What the person sees --------------------------------------------------------------------------- */
+
+#define SHOWN_REASON_MAX 1000
+
+static gboolean
+shown_escaped_char (gunichar c)
+{
+        switch (g_unichar_type (c)) {
+        case G_UNICODE_CONTROL: /* C0, DEL, C1 */
+        case G_UNICODE_FORMAT: /* bidi controls, zero-width characters */
+        case G_UNICODE_LINE_SEPARATOR:
+        case G_UNICODE_PARAGRAPH_SEPARATOR:
+                return TRUE;
+        default:
+                return FALSE;
+        }
+}
+
+/* text as corral-agent-loop.h promises it to the person: escaped, at most max_chars
+ * characters (then "…"). (transfer full) */
+static char *
+shown_text (const char *text, gsize max_chars)
+{
+        g_autofree char *valid = g_utf8_make_valid (text, -1);
+        GString *out = g_string_sized_new (strlen (valid));
+        gsize n = 0;
+
+        for (const char *p = valid; *p; p = g_utf8_next_char (p), n++) {
+                gunichar c = g_utf8_get_char (p);
+
+                if (n == max_chars) {
+                        g_string_append (out, "…");
+                        break;
+                }
+                if (c == '\n')
+                        g_string_append (out, "\\n");
+                else if (c == '\r')
+                        g_string_append (out, "\\r");
+                else if (c == '\t')
+                        g_string_append (out, "\\t");
+                else if (c < 0x80 && shown_escaped_char (c))
+                        g_string_append_printf (out, "\\x%02x", c);
+                else if (shown_escaped_char (c))
+                        g_string_append_printf (out, "\\u%04X", c);
+                else
+                        g_string_append_unichar (out, c);
+        }
+        return g_string_free (out, FALSE);
+}
+
+/* The egress proxy's own reading of the host (egress-addr.h), so that the warning and the
+ * policy agree on what the target names. */
+static CorralAgentNetworkScope
+network_scope (const char *target)
+{
+        g_autofree char *host = NULL;
+        g_autoptr (GInetAddress) addr = NULL;
+        CorralHostKind kind;
+        guint16 port;
+
+        if (!corral_egress_parse_authority (target, -1, 0, &kind, &host, &port, NULL) &&
+            !corral_egress_parse_host (target, -1, TRUE, &kind, &host, NULL))
+                return CORRAL_AGENT_NETWORK_LOCAL; /* not expected: the target is a rule */
+        if (kind == CORRAL_HOST_NAME)
+                return g_str_equal (host, CORRAL_EGRESS_HOST_ALIAS) ||
+                                       g_str_equal (host, "localhost") ||
+                                       g_str_has_suffix (host, ".localhost")
+                               ? CORRAL_AGENT_NETWORK_THIS_COMPUTER
+                               : CORRAL_AGENT_NETWORK_PUBLIC;
+        addr = g_inet_address_new_from_string (host);
+        if (!addr)
+                return CORRAL_AGENT_NETWORK_LOCAL;
+        if (!corral_egress_addr_classify (addr))
+                return CORRAL_AGENT_NETWORK_PUBLIC;
+        if (g_inet_address_get_is_loopback (addr) || g_inet_address_get_is_any (addr))
+                return CORRAL_AGENT_NETWORK_THIS_COMPUTER;
+        return CORRAL_AGENT_NETWORK_LOCAL;
+}
+
+/* The request ----------------------------------------------------------------------------------- */
+
 static gboolean
 parse_delete (CorralAgentApproval *approval, const char *path, GError **error)
 {
         g_auto (GStrv) parts = NULL;
 
         if (!g_str_has_prefix (path, "/workspace/")) {
+                g_autofree char *shown = shown_text (path, SHOWN_REASON_MAX);
                 g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                              _ ("Only files in the shared folders (/workspace/FOLDER/…) can be "
                                 "deleted on approval; %s is the VM's own, delete it yourself."),
-                             path);
+                             shown);
                 return FALSE;
         }
         parts = g_strsplit (path + strlen ("/workspace/"), "/", 2);
-        if (!parts[0] || !parts[1] || !*parts[0] || !agent_rel_path_is_clean (parts[1])) {
+        if (strlen (path) > 4096 || !parts[0] || !parts[1] || !*parts[0] ||
+            !agent_rel_path_is_clean (parts[1])) {
                 g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                              _ ("Give the exact path of one file or empty folder, like "
                                 "/workspace/FOLDER/notes/old.txt (no “..”, no wildcards)."));
@@ -259,6 +422,11 @@ parse_delete (CorralAgentApproval *approval, const char *path, GError **error)
         }
         approval->share = g_strdup (parts[0]);
         approval->rel = g_strdup (parts[1]);
+        /* "notes/" names the folder notes: the file server takes the name without the slash. */
+        if (g_str_has_suffix (approval->rel, "/"))
+                approval->rel[strlen (approval->rel) - 1] = '\0';
+        approval->shown_share = shown_text (approval->share, G_MAXSIZE);
+        approval->shown_path = shown_text (approval->rel, G_MAXSIZE);
         return TRUE;
 }
 
@@ -274,10 +442,11 @@ approval_new (AgentToolCall *call,
 
         g_atomic_ref_count_init (&approval->ref);
         approval->reason = g_utf8_make_valid (reason, -1);
+        approval->shown_reason = shown_text (reason, SHOWN_REASON_MAX);
         approval->vm_dir = g_strdup (call->session->vm_dir);
         if (g_strcmp0 (action, "delete") == 0 && path) {
                 approval->kind = CORRAL_AGENT_APPROVAL_DELETE;
-                approval->target = g_strdup (path);
+                approval->target = g_utf8_make_valid (path, -1);
                 if (!parse_delete (approval, path, error))
                         return NULL;
         } else if (g_strcmp0 (action, "network") == 0 && host) {
@@ -285,6 +454,7 @@ approval_new (AgentToolCall *call,
                 approval->target = agent_policy_normalize (host, error);
                 if (!approval->target)
                         return NULL;
+                approval->scope = network_scope (approval->target);
         } else {
                 g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                                      _ ("Use action “delete” with a path, or action “network” "
@@ -294,11 +464,72 @@ approval_new (AgentToolCall *call,
         return g_steal_pointer (&approval);
 }
 
+/* Puts the question to whoever handles ::approval-requested (takes approval). */
+static void
+ask (CorralAgentApproval *approval, AgentToolCall *call)
+{
+        g_autofree char *shown_target = shown_text (approval->target, G_MAXSIZE);
+
+        g_free (call->card->title);
+        call->card->title = g_strdup_printf (
+                "%s %s", approval->kind == CORRAL_AGENT_APPROVAL_DELETE ? "delete" : "network",
+                shown_target);
+        approval->call = call;
+        if (call->cancellable)
+                approval->cancel_id =
+                        g_cancellable_connect (call->cancellable, G_CALLBACK (on_cancelled),
+                                               corral_agent_approval_ref (approval),
+                                               (GDestroyNotify) corral_agent_approval_unref);
+        /* The reference in approval->call's life is dropped by finish(). */
+        if (!agent_session_emit_approval (call->session, approval))
+                corral_agent_approval_respond (approval, CORRAL_AGENT_ANSWER_DENY);
+}
+
+static void
+identify_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+        CorralAgentApproval *approval = data;
+        GError *error = NULL;
+        CorralShareEntry *entry = corral_shares_approved_stat (approval->vm_dir, approval->share,
+                                                               approval->rel, &error);
+
+        if (entry)
+                g_task_return_pointer (task, entry, (GDestroyNotify) corral_share_entry_free);
+        else
+                g_task_return_error (task, error);
+}
+
+static void
+identified (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        AgentToolCall *call = user_data;
+        CorralAgentApproval *approval = g_task_get_task_data (G_TASK (result));
+        g_autoptr (GError) error = NULL;
+        CorralShareEntry *entry = g_task_propagate_pointer (G_TASK (result), &error);
+
+        if (!entry) {
+                agent_tool_call_return (call,
+                                        g_strdup_printf (_ ("Nothing was asked: the host cannot "
+                                                            "delete %s: %s"),
+                                                         approval->shown_path, error->message),
+                                        TRUE);
+                return;
+        }
+        approval->entry = entry;
+        approval->shown_folder = shown_text (entry->folder, G_MAXSIZE);
+        if (g_cancellable_is_cancelled (call->cancellable)) {
+                agent_tool_call_return (call, g_strdup (_ ("The task was stopped.")), TRUE);
+                return;
+        }
+        ask (corral_agent_approval_ref (approval), call);
+}
+
 void
 agent_tool_request_approval (AgentToolCall *call)
 {
         const char *action = NULL, *path = NULL, *host = NULL, *reason = NULL;
         g_autoptr (GError) error = NULL;
+        g_autoptr (GTask) task = NULL;
         CorralAgentApproval *approval;
 
         if (!agent_arg_string (call, "action", TRUE, &action) ||
@@ -318,15 +549,13 @@ agent_tool_request_approval (AgentToolCall *call)
                 agent_tool_call_return_error (call, error);
                 return;
         }
-        g_free (call->card->title);
-        call->card->title = g_strdup_printf ("%s %s", action, approval->target);
-        approval->call = call;
-        if (call->cancellable)
-                approval->cancel_id =
-                        g_cancellable_connect (call->cancellable, G_CALLBACK (on_cancelled),
-                                               corral_agent_approval_ref (approval),
-                                               (GDestroyNotify) corral_agent_approval_unref);
-        /* The reference in approval->call's life is dropped by finish(). */
-        if (!agent_session_emit_approval (call->session, approval))
-                corral_agent_approval_respond (approval, CORRAL_AGENT_ANSWER_DENY);
+        if (approval->kind == CORRAL_AGENT_APPROVAL_NETWORK) {
+                ask (approval, call);
+                return;
+        }
+        /* Which file the person is asked about comes from the host's file server, never from
+         * the guest; a socket call, so off the main thread. */
+        task = g_task_new (NULL, NULL, identified, call);
+        g_task_set_task_data (task, approval, (GDestroyNotify) corral_agent_approval_unref);
+        g_task_run_in_thread (task, identify_in_thread);
 }

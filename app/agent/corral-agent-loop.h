@@ -86,11 +86,43 @@ CorralAgentApproval *corral_agent_approval_ref (CorralAgentApproval *approval);
 void corral_agent_approval_unref (CorralAgentApproval *approval);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralAgentApproval, corral_agent_approval_unref)
 
+/* Where a network approval leads: a public site, or somewhere that usually trusts whoever
+ * reaches it (the person is warned). */
+typedef enum {
+        CORRAL_AGENT_NETWORK_PUBLIC, /* a name, or a public address */
+        CORRAL_AGENT_NETWORK_THIS_COMPUTER, /* the host alias, localhost, a loopback address */
+        CORRAL_AGENT_NETWORK_LOCAL, /* private, link-local, shared, metadata, other non-public */
+} CorralAgentNetworkScope;
+
 CorralAgentApprovalKind corral_agent_approval_get_kind (CorralAgentApproval *approval);
-/* The exact thing asked for: "/workspace/proj/old.txt" or "api.example.com:443". */
+/* The exact thing asked for, as the model wrote it (normalised for a host), for the model and
+ * the logs: "/workspace/proj/old.txt" or "api.example.com:443". Show people the getters below.
+ */
 const char *corral_agent_approval_get_target (CorralAgentApproval *approval);
-/* The model's reason (untrusted text: show it as text, never as markup). */
+
+/* What the person is shown. Every string that the model or the guest chose is escaped:
+ * control characters, newlines, line separators and invisible format characters (bidi
+ * controls, zero-width characters) appear as \n, \t, \x1b, \u202E..., so each is one line
+ * that cannot move a terminal's cursor, reorder the text after it or imitate the question
+ * around it. Plain text: never markup. (transfer none) */
+
+/* The model's reason, escaped and cut to 1000 characters. */
 const char *corral_agent_approval_get_reason (CorralAgentApproval *approval);
+/* Delete: the path inside the shared folder ("notes/old.txt"), escaped. NULL for network. */
+const char *corral_agent_approval_get_path (CorralAgentApproval *approval);
+/* Delete: the shared folder's name (/workspace/NAME in the VM) and its folder on this
+ * computer, escaped; how it is shared; what the path is (G_FILE_TYPE_REGULAR, _DIRECTORY or
+ * _SYMBOLIC_LINK). The file server reported them when the approval was requested; it deletes
+ * only that same file, link or folder. NULL, FS_MODE_RO and G_FILE_TYPE_UNKNOWN for network. */
+const char *corral_agent_approval_get_share_name (CorralAgentApproval *approval);
+const char *corral_agent_approval_get_share_folder (CorralAgentApproval *approval);
+FsMode corral_agent_approval_get_share_mode (CorralAgentApproval *approval);
+GFileType corral_agent_approval_get_file_type (CorralAgentApproval *approval);
+/* Network: where the host leads (PUBLIC for delete). */
+CorralAgentNetworkScope corral_agent_approval_get_network_scope (CorralAgentApproval *approval);
+/* A warning in words for people (translated), or NULL: for a network approval that leads to
+ * this computer or a local network. */
+const char *corral_agent_approval_get_warning (CorralAgentApproval *approval);
 /* The answers that make sense for this kind (ALLOW_ONCE for delete; TASK/ALWAYS for network). */
 gboolean corral_agent_approval_accepts (CorralAgentApproval *approval, CorralAgentAnswer answer);
 /* Answers once; later answers (and answers after the task was cancelled) are ignored. An

@@ -6,7 +6,7 @@
  *
  * Serves FS-PROTOCOL.md on the channel (an fd it inherited, or the VM's virtio-serial socket),
  * takes share changes on a control socket (JSON lines: add, remove, set-mode, list, and
- * approved-delete for what the person approved) and keeps
+ * stat then approved-delete for what the person approved) and keeps
  * the share list in --config so that a restarted server serves the same folders. Exits when
  * the channel closes. --policy reads the organisation's managed policy (fs-managed.h): its
  * protected paths apply to every share, like --protect; a damaged policy stops the server
@@ -384,7 +384,7 @@ control_handle (Fsd *d, const char *line, size_t len)
 {
         g_autoptr (GError) error = NULL;
         cJSON *req = NULL, *reply;
-        const char *op = NULL, *name = NULL, *path = NULL, *mode = NULL;
+        const char *op = NULL, *name = NULL, *path = NULL, *mode = NULL, *id = NULL;
         gboolean ok = FALSE;
 
         if (proto_json_parse ((const uint8_t *) line, len, &req) < 0 ||
@@ -395,6 +395,7 @@ control_handle (Fsd *d, const char *line, size_t len)
         proto_json_get_string (req, "name", 64, &name);
         proto_json_get_string (req, "path", 4096, &path);
         proto_json_get_string (req, "mode", 16, &mode);
+        proto_json_get_string (req, "id", 128, &id);
 
         if (strcmp (op, "list") == 0) {
                 reply = fs_server_shares_to_json (d->server);
@@ -417,8 +418,13 @@ control_handle (Fsd *d, const char *line, size_t len)
                 ok = add_share (d, name, path, mode, (const char *const *) protect, &error);
         } else if (strcmp (op, "remove") == 0 && name) {
                 ok = fs_server_remove_share (d->server, name, &error);
-        } else if (strcmp (op, "approved-delete") == 0 && name && path) {
-                ok = fs_server_approved_delete (d->server, name, path, &error);
+        } else if (strcmp (op, "stat") == 0 && name && path) {
+                /* What the person is asked to approve deleting: the app passes "id" back. */
+                reply = fs_server_approved_stat_json (d->server, name, path, &error);
+                cJSON_Delete (req);
+                return reply ? reply : control_error (error->message);
+        } else if (strcmp (op, "approved-delete") == 0 && name && path && id) {
+                ok = fs_server_approved_delete (d->server, name, path, id, &error);
         } else if (strcmp (op, "set-mode") == 0 && name) {
                 FsMode m;
                 if (fs_mode_parse (mode, &m))

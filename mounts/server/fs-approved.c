@@ -3,6 +3,11 @@
  * guest request (beneath the root, no link followed, protected paths and special files still
  * refused), keeps a copy of a file first, and records it.
  *
+ * The person is asked about one entry, not one name: when the question is put, the app asks
+ * here which entry the path names (its identity: device, inode and birth time), and the delete
+ * goes ahead only if the path still names that entry. Between the question and the answer the
+ * guest may rename another file onto the path; that file stays.
+ *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "fs-server-private.h"
@@ -13,6 +18,7 @@
 #include <glib/gi18n.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
@@ -66,55 +72,29 @@ refuse (GError **error, const char *format, ...)
         return FALSE;
 }
 
-/* Removes name in dirfd after the checks; returns the audit op or NULL with error set. */
-static const char *
-remove_entry (
-        FsServer *s, FsShare *share, int dirfd, const char *name, const char *path, GError **error)
+static gboolean
+errno_error (GError **error, int errnum, const char *path)
 {
-        struct stat st;
-        int r;
-
-        if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                int errsv = errno;
-                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), _ ("“%s”: %s"), path,
-                             g_strerror (errsv));
-                return NULL;
-        }
-        if (S_ISREG (st.st_mode) && st.st_nlink > 1) {
-                refuse (error, _ ("“%s” has another name outside the share; it stays"), path);
-                return NULL;
-        }
-        if (S_ISREG (st.st_mode) && (r = fs_keep_copy (s, share, dirfd, name, path)) < 0) {
-                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (-r),
-                             _ ("Could not keep a copy of “%s” (%s), so it was not deleted"), path,
-                             g_strerror (-r));
-                return NULL;
-        }
-        if (!S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode) && !S_ISDIR (st.st_mode)) {
-                refuse (error, _ ("“%s” is not a file or folder; it stays"), path);
-                return NULL;
-        }
-        if (unlinkat (dirfd, name, S_ISDIR (st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
-                int errsv = errno;
-                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), _ ("“%s”: %s"), path,
-                             g_strerror (errsv));
-                return NULL;
-        }
-        return S_ISDIR (st.st_mode) ? "rmdir" : "unlink";
+        g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errnum), _ ("“%s”: %s"), path,
+                     g_strerror (errnum));
+        return FALSE;
 }
 
-gboolean
-fs_server_approved_delete (FsServer *s, const char *share_name, const char *path, GError **error)
+/* The share, and an fd of the folder holding path's last component, resolved beneath the root
+ * like a guest request, after the checks no approval overrides. */
+static gboolean
+resolve (FsServer *s,
+         const char *share_name,
+         const char *path,
+         FsShare **ret_share,
+         int *ret_dirfd,
+         char **ret_name,
+         GError **error)
 {
-        FsShare *share;
-        g_autofree char *parent = NULL, *name = NULL;
-        g_autofd int dirfd = -1;
-        const char *op;
+        FsShare *share = fs_server_find_share (s, share_name, strlen (share_name));
+        g_autofree char *parent = NULL;
         int r;
 
-        g_return_val_if_fail (s != NULL && share_name != NULL && path != NULL, FALSE);
-
-        share = fs_server_find_share (s, share_name, strlen (share_name));
         if (!share || share->removed) {
                 g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
                              _ ("No shared folder named “%s”"), share_name);
@@ -131,15 +111,155 @@ fs_server_approved_delete (FsServer *s, const char *share_name, const char *path
                 return refuse (error, _ ("“%s” is a protected path; Corral never deletes it"),
                                path);
         parent = g_path_get_dirname (path);
-        name = g_path_get_basename (path);
         r = fs_resolve_open (share->root_fd, share->dev, g_str_equal (parent, ".") ? "" : parent,
-                             O_PATH | O_DIRECTORY, 0, &dirfd);
-        if (r < 0) {
-                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (-r), _ ("“%s”: %s"), path,
-                             g_strerror (-r));
+                             O_PATH | O_DIRECTORY, 0, ret_dirfd);
+        if (r < 0)
+                return errno_error (error, -r, path);
+        *ret_share = share;
+        *ret_name = g_path_get_basename (path);
+        return TRUE;
+}
+
+/* What name in dirfd is, if it is something an approval may delete: its identity and stat. */
+static gboolean
+identify (int dirfd,
+          const char *name,
+          const char *path,
+          char **ret_id,
+          struct stat *ret_st,
+          GError **error)
+{
+        struct stat st;
+        char *id;
+
+        if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno_error (error, errno, path);
+        if (S_ISREG (st.st_mode) && st.st_nlink > 1)
+                return refuse (error, _ ("“%s” has another name outside the share; it stays"),
+                               path);
+        if (!S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode) && !S_ISDIR (st.st_mode))
+                return refuse (error, _ ("“%s” is not a file or folder; it stays"), path);
+        if (!(id = fs_created_key_at (dirfd, name)))
+                return errno_error (error, errno, path);
+        *ret_id = id;
+        *ret_st = st;
+        return TRUE;
+}
+
+gboolean
+fs_server_approved_stat (FsServer *s,
+                         const char *share_name,
+                         const char *path,
+                         char **ret_id,
+                         struct stat *ret_st,
+                         GError **error)
+{
+        FsShare *share;
+        g_autofree char *name = NULL, *id = NULL;
+        g_autofd int dirfd = -1;
+        struct stat st;
+
+        g_return_val_if_fail (s != NULL && share_name != NULL && path != NULL, FALSE);
+
+        if (!resolve (s, share_name, path, &share, &dirfd, &name, error) ||
+            !identify (dirfd, name, path, &id, &st, error))
                 return FALSE;
+        if (ret_id)
+                *ret_id = g_steal_pointer (&id);
+        if (ret_st)
+                *ret_st = st;
+        return TRUE;
+}
+
+cJSON *
+fs_server_approved_stat_json (FsServer *s, const char *share_name, const char *path, GError **error)
+{
+        g_autofree char *id = NULL;
+        FsShare *share;
+        struct stat st;
+        cJSON *reply;
+
+        if (!fs_server_approved_stat (s, share_name, path, &id, &st, error))
+                return NULL;
+        share = fs_server_find_share (s, share_name, strlen (share_name));
+        reply = cJSON_CreateObject ();
+        cJSON_AddBoolToObject (reply, "ok", 1);
+        cJSON_AddStringToObject (reply, "id", id);
+        cJSON_AddStringToObject (reply, "type",
+                                 S_ISDIR (st.st_mode)   ? "folder"
+                                 : S_ISLNK (st.st_mode) ? "link"
+                                                        : "file");
+        cJSON_AddNumberToObject (reply, "size", (double) st.st_size);
+        cJSON_AddStringToObject (reply, "mode", fs_mode_to_string (share->mode));
+        cJSON_AddStringToObject (reply, "folder", share->host_path);
+        return reply;
+}
+
+/* Removes name in dirfd, the entry whose identity is expected_id; returns the audit op or NULL
+ * with error set. */
+static const char *
+remove_entry (FsServer *s,
+              FsShare *share,
+              int dirfd,
+              const char *name,
+              const char *path,
+              const char *expected_id,
+              GError **error)
+{
+        g_autofree char *id = NULL;
+        struct stat st;
+        int r;
+
+        if (!identify (dirfd, name, path, &id, &st, error))
+                return NULL;
+        if (!g_str_equal (id, expected_id)) {
+                FsAuditRecord rec = { .share = share->name,
+                                      .op = S_ISDIR (st.st_mode) ? "rmdir" : "unlink",
+                                      .path = path,
+                                      .result = "refused",
+                                      .rule = FS_RULE_APPROVED,
+                                      .errnum = EPERM,
+                                      .message = "not deleted: another file is at this path "
+                                                 "than the one the person was asked about",
+                                      .size = -1 };
+                fs_audit_write (s->audit, &rec);
+                refuse (error,
+                        _ ("“%s” is no longer the file the person was asked about (it was "
+                           "replaced or moved since); nothing was deleted"),
+                        path);
+                return NULL;
         }
-        op = remove_entry (s, share, dirfd, name, path, error);
+        if (S_ISREG (st.st_mode) && (r = fs_keep_copy (s, share, dirfd, name, path)) < 0) {
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (-r),
+                             _ ("Could not keep a copy of “%s” (%s), so it was not deleted"), path,
+                             g_strerror (-r));
+                return NULL;
+        }
+        if (unlinkat (dirfd, name, S_ISDIR (st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
+                errno_error (error, errno, path);
+                return NULL;
+        }
+        return S_ISDIR (st.st_mode) ? "rmdir" : "unlink";
+}
+
+gboolean
+fs_server_approved_delete (FsServer *s,
+                           const char *share_name,
+                           const char *path,
+                           const char *expected_id,
+                           GError **error)
+{
+        FsShare *share;
+        g_autofree char *name = NULL;
+        g_autofd int dirfd = -1;
+        const char *op;
+
+        g_return_val_if_fail (s != NULL && share_name != NULL && path != NULL, FALSE);
+        g_return_val_if_fail (expected_id != NULL, FALSE);
+
+        if (!resolve (s, share_name, path, &share, &dirfd, &name, error))
+                return FALSE;
+        op = remove_entry (s, share, dirfd, name, path, expected_id, error);
         if (!op)
                 return FALSE;
         detach_node (s, share, path);

@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "fs-audit.h"
 #include "fs-policy.h"
@@ -85,9 +86,29 @@ guint fs_server_n_handles (FsServer *s);
 /* Limits (tests lower them). */
 void fs_server_set_limits (FsServer *s, guint max_handles, guint max_nodes);
 
+/* Which entry path (a file, a link or a folder) in share names now, for asking the person about
+ * deleting it: checked as fs_server_approved_delete() checks it (a folder may still be full).
+ * ret_id: (transfer full) (nullable) its identity, "dev:ino:birth"; ret_st: (nullable) its
+ * stat. (fs-approved.c) */
+gboolean fs_server_approved_stat (FsServer *s,
+                                  const char *share_name,
+                                  const char *path,
+                                  char **ret_id,
+                                  struct stat *ret_st,
+                                  GError **error);
+/* The control socket's "stat" reply: {"ok": true, "id": ID, "type": "file" | "folder" | "link",
+ * "size": N, "mode": the share's mode, "folder": the share's folder on the host}. */
+cJSON *fs_server_approved_stat_json (FsServer *s,
+                                     const char *share_name,
+                                     const char *path,
+                                     GError **error);
 /* Deletes path (a file, a link or an empty folder) in share on the person's behalf, whatever
- * the mode: resolved beneath the root like a guest request; protected paths, special files
- * and hard-linked files stay refused; a file is copied to the keep folder first. Audited with
- * rule "approved-by-person". (fs-approved.c) */
-gboolean
-fs_server_approved_delete (FsServer *s, const char *share_name, const char *path, GError **error);
+ * the mode, if it still names the entry expected_id (from fs_server_approved_stat() when the
+ * person was asked): anything else at that path stays. Resolved beneath the root like a guest
+ * request; protected paths, special files and hard-linked files stay refused; a file is copied
+ * to the keep folder first. Audited with rule "approved-by-person". (fs-approved.c) */
+gboolean fs_server_approved_delete (FsServer *s,
+                                    const char *share_name,
+                                    const char *path,
+                                    const char *expected_id,
+                                    GError **error);

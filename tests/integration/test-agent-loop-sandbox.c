@@ -5,17 +5,23 @@
  * logs, the system prompt, transcripts resumed, the task audit log, an MCP tool, and
  * `corralctl agent --local` as a process against corral-fake-llm.
  *
- * The delete approval is checked up to corral_shares_approved_delete(): without a running
- * corral-fsd for the folder, the host's failure must reach the model. The deletion itself is
- * covered by the file server's tests and the VM suite.
+ * Delete approvals run against a real corral-fsd serving a temporary folder (its VM port is
+ * a socketpair the test holds): the question names the shared folder, its mode and the path
+ * in it as the file server sees them, and a file renamed onto the path between the question
+ * and the answer stays. What the person is shown is escaped (newlines, escape sequences, bidi
+ * controls), in the session's getters and on corralctl's terminal; hosts on this computer or a
+ * local network carry a warning.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "test-agent-loop-util.h"
 
+#include <gio/gunixsocketaddress.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static char *
 read_file (const char *path)
@@ -39,6 +45,93 @@ make_vm_dir (Fix *fix)
                 NULL));
         corral_agent_session_set_vm (fix->session, "work", vm_dir);
         return vm_dir;
+}
+
+/* A real file server for the stand-in VM folder: one share "proj" (rw-nodelete) of a fresh
+ * folder. The test holds the VM's end of its port; closing it stops the server. */
+typedef struct {
+        GSubprocess *proc;
+        int vm_end;
+        char *folder;
+        char *audit;
+} Fsd;
+
+static Fsd *
+fsd_start (Fix *fix, const char *vm_dir)
+{
+        Fsd *fsd = g_new0 (Fsd, 1);
+        g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+        g_autofree char *control = g_build_filename (vm_dir, "fsd.sock", NULL);
+        g_autofree char *keep = fix_path (fix, "kept");
+        g_autofree char *share = NULL;
+        g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (control);
+        g_autoptr (GSocketClient) client = g_socket_client_new ();
+        g_autoptr (GError) error = NULL;
+        int sv[2];
+
+        fsd->folder = fix_path (fix, "proj");
+        fsd->audit = g_build_filename (vm_dir, "audit.jsonl", NULL);
+        g_assert_cmpint (g_mkdir_with_parents (fsd->folder, 0700), ==, 0);
+        share = g_strdup_printf ("proj:rw-nodelete:%s", fsd->folder);
+        g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        g_subprocess_launcher_take_fd (l, sv[1], 3);
+        fsd->vm_end = sv[0];
+        fsd->proc = g_subprocess_launcher_spawn (l, &error, g_getenv ("CORRAL_FSD_PATH"), "--fd",
+                                                 "3", "--control", control, "--audit", fsd->audit,
+                                                 "--keep-dir", keep, "--share", share, NULL);
+        g_assert_no_error (error);
+        for (int i = 0; i < 3000; i++) {
+                g_autoptr (GSocketConnection) conn =
+                        g_socket_client_connect (client, G_SOCKET_CONNECTABLE (addr), NULL, NULL);
+                if (conn)
+                        return fsd;
+                g_usleep (10000);
+        }
+        g_error ("the file server never listened on %s", control);
+}
+
+static void
+fsd_stop (Fsd *fsd)
+{
+        g_autoptr (GError) error = NULL;
+
+        close (fsd->vm_end); /* the VM's port closes: the server leaves */
+        g_subprocess_wait_check (fsd->proc, NULL, &error);
+        g_assert_no_error (error);
+        g_object_unref (fsd->proc);
+        g_free (fsd->folder);
+        g_free (fsd->audit);
+        g_free (fsd);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Fsd, fsd_stop)
+
+/* A file in the share, as the person has it on their computer. */
+static char *
+fsd_file (Fsd *fsd, const char *name, const char *contents)
+{
+        char *path = g_build_filename (fsd->folder, name, NULL);
+        g_autofree char *dir = g_path_get_dirname (path);
+
+        g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+        if (contents)
+                g_assert_true (g_file_set_contents (path, contents, -1, NULL));
+        return path;
+}
+
+/* A request_approval call for the fake model. (transfer full) */
+static char *
+approval_input (const char *action, const char *key, const char *value, const char *reason)
+{
+        g_autoptr (cJSON) input = cJSON_CreateObject ();
+        char *json, *copy;
+
+        cJSON_AddStringToObject (input, "action", action);
+        cJSON_AddStringToObject (input, key, value);
+        cJSON_AddStringToObject (input, "reason", reason);
+        json = cJSON_PrintUnformatted (input);
+        copy = g_strdup (json);
+        cJSON_free (json);
+        return copy;
 }
 
 static void
@@ -197,6 +290,8 @@ test_approval_denied (void)
 {
         g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
         g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autoptr (Fsd) fsd = fsd_start (fix, vm_dir);
+        g_autofree char *file = fsd_file (fsd, "a.txt", "a");
         g_autofree char *before = policy_text (vm_dir);
         g_autofree char *after = NULL;
 
@@ -233,15 +328,15 @@ test_approval_denied (void)
         g_assert_nonnull (strstr (fix_output (fix, 5), "Use action"));
         after = policy_text (vm_dir);
         g_assert_cmpstr (before, ==, after);
+        g_assert_true (g_file_test (file, G_FILE_TEST_EXISTS));
 }
 
-/* Approved: the host asks the VM's file server, which is not running here; that failure is
- * what the model must see (not a success, not a crash). */
+/* The file the person is asked about comes from the VM's file server; without one running,
+ * nobody is asked and the model learns why (not a success, not a crash). */
 static void
-test_approval_delete_plumbing (void)
+test_approval_delete_no_server (void)
 {
         g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
-        g_autofree char *log = NULL, *path = NULL;
 
         g_free (make_vm_dir (fix));
         fix->answer_approvals = TRUE;
@@ -253,15 +348,214 @@ test_approval_delete_plumbing (void)
         fix_push (fix, "ok", NULL, NULL, "end");
         fix_run (fix, "clean", NULL);
         g_assert_no_error (fix->error);
-        g_assert_cmpstr (corral_agent_approval_get_target (fix->approvals->pdata[0]), ==,
-                         "/workspace/proj/notes/old.txt");
+        g_assert_cmpuint (fix->approvals->len, ==, 0);
         g_assert_true (fix_card (fix, 0)->is_error);
-        g_assert_nonnull (strstr (fix_output (fix, 0), "approved, but the host could not do it"));
+        g_assert_nonnull (strstr (fix_output (fix, 0), "Nothing was asked"));
+}
+
+/* The question names the shared folder, its mode, where it is on this computer and the path
+ * inside it, as the file server reports them; yes deletes exactly that file, with a copy kept,
+ * and the task's audit log records which file it was (SECURITY.md L5). */
+static void
+test_approval_delete (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autoptr (Fsd) fsd = fsd_start (fix, vm_dir);
+        g_autofree char *file = fsd_file (fsd, "notes/2023/old.txt", "old");
+        g_autofree char *log = NULL, *path = NULL, *empty = NULL, *envrc = NULL;
+        CorralAgentApproval *a;
+
+        fix->answer_approvals = TRUE;
+        fix->answer = CORRAL_AGENT_ANSWER_ALLOW_ONCE;
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"delete\", \"path\": \"/workspace/proj/notes/2023/old.txt\", "
+                  "\"reason\": \"an older copy\"}",
+                  "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "clean", NULL);
+        g_assert_no_error (fix->error);
+        g_assert_cmpuint (fix->approvals->len, ==, 1);
+        a = fix->approvals->pdata[0];
+        g_assert_cmpstr (corral_agent_approval_get_path (a), ==, "notes/2023/old.txt");
+        g_assert_cmpstr (corral_agent_approval_get_share_name (a), ==, "proj");
+        g_assert_cmpstr (corral_agent_approval_get_share_folder (a), ==, fsd->folder);
+        g_assert_cmpint (corral_agent_approval_get_share_mode (a), ==, FS_MODE_RW_NODELETE);
+        g_assert_cmpint (corral_agent_approval_get_file_type (a), ==, G_FILE_TYPE_REGULAR);
+        g_assert_null (corral_agent_approval_get_warning (a));
+        g_test_message ("%s", fix_output (fix, 0));
+        g_assert_false (fix_card (fix, 0)->is_error);
+        g_assert_nonnull (strstr (fix_output (fix, 0), "the host deleted"));
+        g_assert_false (g_file_test (file, G_FILE_TEST_EXISTS));
         path = g_build_filename (corral_agent_session_get_dir (fix->session), "task-1.audit.jsonl",
                                  NULL);
         log = read_file (path);
         g_assert_nonnull (strstr (log, "\"type\":\"approval\""));
         g_assert_nonnull (strstr (log, "\"answer\":\"allow-once\""));
+        g_assert_nonnull (strstr (log, "\"entry\":\""));
+
+        /* A folder is named as one; the protected paths are refused before anyone is asked. */
+        empty = fsd_file (fsd, "empty", NULL);
+        envrc = fsd_file (fsd, ".envrc", "export X=1");
+        g_assert_cmpint (g_mkdir (empty, 0700), ==, 0);
+        fix->answer = CORRAL_AGENT_ANSWER_DENY;
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"delete\", \"path\": \"/workspace/proj/empty/\", "
+                  "\"reason\": \"x\"}",
+                  "tool");
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"delete\", \"path\": \"/workspace/proj/.envrc\", "
+                  "\"reason\": \"x\"}",
+                  "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "more", NULL);
+        g_assert_no_error (fix->error);
+        g_assert_cmpuint (fix->approvals->len, ==, 2);
+        g_assert_cmpint (corral_agent_approval_get_file_type (fix->approvals->pdata[1]), ==,
+                         G_FILE_TYPE_DIRECTORY);
+        g_assert_cmpstr (corral_agent_approval_get_path (fix->approvals->pdata[1]), ==, "empty");
+        g_assert_nonnull (strstr (fix_output (fix, 2), "Nothing was asked"));
+        g_assert_nonnull (strstr (fix_output (fix, 2), "protected"));
+}
+
+typedef struct {
+        Fsd *fsd;
+        const char *path; /* in the share */
+} Swap;
+
+/* What a guest can do while the person reads the question: rename another file onto the path. */
+static void
+swap_then_allow (CorralAgentSession *session, CorralAgentApproval *approval, Swap *swap)
+{
+        g_autofree char *other = g_build_filename (swap->fsd->folder, "draft.txt", NULL);
+        g_autofree char *target = g_build_filename (swap->fsd->folder, swap->path, NULL);
+
+        g_assert_cmpint (g_rename (other, target), ==, 0);
+        corral_agent_approval_respond (approval, CORRAL_AGENT_ANSWER_ALLOW_ONCE);
+}
+
+/* The approval is for the file that was at the path when the person was asked; a file put
+ * there since stays, and the model is told (SECURITY.md F16). */
+static void
+test_approval_delete_replaced (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autoptr (Fsd) fsd = fsd_start (fix, vm_dir);
+        g_autofree char *file = fsd_file (fsd, "old.txt", "old");
+        g_autofree char *draft = fsd_file (fsd, "draft.txt", "the person's draft");
+        g_autofree char *now = NULL, *audit = NULL;
+        Swap swap = { fsd, "old.txt" };
+
+        g_signal_connect (fix->session, "approval-requested", G_CALLBACK (swap_then_allow), &swap);
+        fix_push (fix, NULL, "request_approval",
+                  "{\"action\": \"delete\", \"path\": \"/workspace/proj/old.txt\", "
+                  "\"reason\": \"outdated\"}",
+                  "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "clean", NULL);
+        g_assert_no_error (fix->error);
+        g_test_message ("%s", fix_output (fix, 0));
+        g_assert_true (fix_card (fix, 0)->is_error);
+        g_assert_nonnull (strstr (fix_output (fix, 0), "no longer the file the person was asked"));
+        g_assert_true (g_file_get_contents (file, &now, NULL, NULL));
+        g_assert_cmpstr (now, ==, "the person's draft");
+        audit = read_file (fsd->audit);
+        g_assert_nonnull (strstr (audit, "\"result\":\"refused\""));
+}
+
+/* Control characters, newlines, escape sequences and bidi controls in the model's reason and
+ * in file names reach the person escaped, on one line (SECURITY.md L5). */
+static void
+test_approval_shown_escaped (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autoptr (Fsd) fsd = fsd_start (fix, vm_dir);
+        g_autofree char *file = fsd_file (fsd, "a\nb\u202e.txt", "x");
+        g_autofree char *in =
+                approval_input ("delete", "path", "/workspace/proj/a\nb\u202e.txt",
+                                "tidy\n  Allow? [y/N] y\n\x1b[2K\r\u2028\u200bdone\x7f\xc2\x85");
+        g_autofree char *long_reason = g_strnfill (5000, 'r');
+        g_autofree char *in2 = approval_input ("network", "host", "example.org", long_reason);
+        const char *reason;
+
+        fix->answer_approvals = TRUE;
+        fix->answer = CORRAL_AGENT_ANSWER_DENY;
+        fix_push (fix, NULL, "request_approval", in, "tool");
+        fix_push (fix, NULL, "request_approval", in2, "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "clean", NULL);
+        g_assert_no_error (fix->error);
+        g_assert_cmpuint (fix->approvals->len, ==, 2);
+        reason = corral_agent_approval_get_reason (fix->approvals->pdata[0]);
+        g_assert_cmpstr (reason, ==,
+                         "tidy\\n  Allow? [y/N] y\\n\\x1b[2K\\r\\u2028\\u200Bdone\\x7f\\u0085");
+        g_assert_cmpstr (corral_agent_approval_get_path (fix->approvals->pdata[0]), ==,
+                         "a\\nb\\u202E.txt");
+        /* ... while the model and the logs keep the exact request. */
+        g_assert_cmpstr (corral_agent_approval_get_target (fix->approvals->pdata[0]), ==,
+                         "/workspace/proj/a\nb\u202e.txt");
+        reason = corral_agent_approval_get_reason (fix->approvals->pdata[1]);
+        g_assert_cmpuint (g_utf8_strlen (reason, -1), ==, 1001);
+        g_assert_true (g_str_has_suffix (reason, "…"));
+        g_assert_true (g_file_test (file, G_FILE_TEST_EXISTS));
+}
+
+/* Hosts that lead to this computer or a local network carry a warning; ordinary sites do not.
+ * The egress proxy's own address reading decides (egress-addr.h). */
+static void
+test_approval_network_warning (void)
+{
+        static const struct {
+                const char *host;
+                CorralAgentNetworkScope scope;
+        } cases[] = {
+                { "127.0.0.1:2375", CORRAL_AGENT_NETWORK_THIS_COMPUTER },
+                { "127.1.2.3", CORRAL_AGENT_NETWORK_THIS_COMPUTER },
+                { "[::1]:2375", CORRAL_AGENT_NETWORK_THIS_COMPUTER },
+                { "0.0.0.0:8080", CORRAL_AGENT_NETWORK_THIS_COMPUTER },
+                { "Host.Corral.Internal:8000", CORRAL_AGENT_NETWORK_THIS_COMPUTER },
+                { "localhost:5432", CORRAL_AGENT_NETWORK_THIS_COMPUTER },
+                { "10.0.0.5:2375", CORRAL_AGENT_NETWORK_LOCAL },
+                { "192.168.1.1", CORRAL_AGENT_NETWORK_LOCAL },
+                { "172.16.0.1:443", CORRAL_AGENT_NETWORK_LOCAL },
+                { "169.254.169.254", CORRAL_AGENT_NETWORK_LOCAL },
+                { "100.64.0.1", CORRAL_AGENT_NETWORK_LOCAL },
+                { "[fe80::1]:80", CORRAL_AGENT_NETWORK_LOCAL },
+                { "[fd00::1]", CORRAL_AGENT_NETWORK_LOCAL },
+                { "[::ffff:127.0.0.1]:2375", CORRAL_AGENT_NETWORK_LOCAL },
+                { "example.org:443", CORRAL_AGENT_NETWORK_PUBLIC },
+                { "93.184.216.34", CORRAL_AGENT_NETWORK_PUBLIC },
+                { "[2606:4700::1111]:443", CORRAL_AGENT_NETWORK_PUBLIC },
+        };
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+
+        g_free (make_vm_dir (fix));
+        fix->answer_approvals = TRUE;
+        fix->answer = CORRAL_AGENT_ANSWER_DENY;
+        for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+                g_autofree char *in = approval_input ("network", "host", cases[i].host, "x");
+                fix_push (fix, NULL, "request_approval", in, "tool");
+        }
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "reach", NULL);
+        g_assert_no_error (fix->error);
+        g_assert_cmpuint (fix->approvals->len, ==, G_N_ELEMENTS (cases));
+        for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+                CorralAgentApproval *a = fix->approvals->pdata[i];
+                const char *warning = corral_agent_approval_get_warning (a);
+
+                g_test_message ("%s: %s", cases[i].host, warning ? warning : "(none)");
+                g_assert_cmpint (corral_agent_approval_get_network_scope (a), ==, cases[i].scope);
+                if (cases[i].scope == CORRAL_AGENT_NETWORK_PUBLIC)
+                        g_assert_null (warning);
+                else
+                        g_assert_nonnull (strstr (
+                                warning, cases[i].scope == CORRAL_AGENT_NETWORK_THIS_COMPUTER
+                                                 ? "your own computer"
+                                                 : "local network"));
+        }
 }
 
 static void
@@ -415,6 +709,20 @@ script_json (Fix *fix)
                                                "{\"action\": \"network\", \"host\": "
                                                "\"example.org\", \"reason\": \"\\u001b[31mred\"}",
                                                "tool_use"));
+        /* A reason that draws a fake answer and prompt of its own, to a local Docker API. */
+        cJSON_AddItemToArray (replies, corral_fake_llm_anthropic_reply (
+                                               "Asking.", "toolu_3", "request_approval",
+                                               "{\"action\": \"network\", \"host\": "
+                                               "\"127.0.0.1:2375\", \"reason\": \"build\\n  "
+                                               "Allow for [t]his task, [a]lways, or [N]o? t\\n"
+                                               "\\u001b[2K\\rok\"}",
+                                               "tool_use"));
+        cJSON_AddItemToArray (replies, corral_fake_llm_anthropic_reply (
+                                               "Asking.", "toolu_4", "request_approval",
+                                               "{\"action\": \"delete\", \"path\": "
+                                               "\"/workspace/proj/notes/old.txt\", \"reason\": "
+                                               "\"old\\n  Allow? [y/N] y\"}",
+                                               "tool_use"));
         cJSON_AddItemToArray (replies, corral_fake_llm_anthropic_reply ("Finished.", NULL, NULL,
                                                                         NULL, "end_turn"));
         json = cJSON_PrintUnformatted (script);
@@ -431,6 +739,9 @@ test_corralctl_local (void)
         g_autofree char *script_path = fix_path (fix, "script.json");
         g_autofree char *script = script_json (fix);
         g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autoptr (Fsd) fsd = fsd_start (fix, vm_dir);
+        g_autofree char *old = fsd_file (fsd, "notes/old.txt", "old");
+        g_autofree char *asked = NULL;
         g_autofree char *before = policy_text (vm_dir);
         g_autofree char *after = NULL, *url = NULL, *corralctl = build_path ("app/corralctl");
         g_autoptr (GSubprocess) llm = NULL;
@@ -458,8 +769,23 @@ test_corralctl_local (void)
         g_assert_nonnull (strstr (out, "▸ shell: echo from-the-shell"));
         g_assert_nonnull (strstr (out, "not a terminal"));
         g_assert_nonnull (strstr (out, "Finished."));
-        /* The model's escape sequence never reaches the terminal. */
+        /* The model's escape sequence never reaches the terminal... */
         g_assert_null (strchr (out, '\033'));
+        /* ... and its newlines do not draw lines of their own: the question is as Corral wrote
+         * it, the model's words escaped on one line (SECURITY.md L5). */
+        g_assert_nonnull (strstr (out, "The agent asks to reach 127.0.0.1:2375\n  Warning: This is "
+                                       "your own computer, not a website."));
+        g_assert_nonnull (strstr (out, "\n  because: build\\n  Allow for [t]his task, [a]lways, "
+                                       "or [N]o? t\\n\\x1b[2K\\rok\n  Allow for [t]his task, "
+                                       "[a]lways, or [N]o? no (standard input"));
+        asked = g_strdup_printf ("The agent asks to delete the file notes/old.txt\n"
+                                 "  in the shared folder “proj” (can edit, but not delete)\n"
+                                 "  on this computer: %s/notes/old.txt\n"
+                                 "  because: old\\n  Allow? [y/N] y\n"
+                                 "  Allow? [y/N] no (standard input",
+                                 fsd->folder);
+        g_assert_nonnull (strstr (out, asked));
+        g_assert_true (g_file_test (old, G_FILE_TEST_EXISTS));
         g_assert_nonnull (strstr (err, "NO sandbox"));
         g_assert_nonnull (strstr (err, "--resume "));
         after = policy_text (vm_dir);
@@ -482,8 +808,14 @@ main (int argc, char **argv)
                               GINT_TO_POINTER (CORRAL_AGENT_ANSWER_ALLOW_ALWAYS),
                               test_approval_network);
         g_test_add_func ("/agent-loop/sandbox/approval/denied", test_approval_denied);
-        g_test_add_func ("/agent-loop/sandbox/approval/delete-plumbing",
-                         test_approval_delete_plumbing);
+        g_test_add_func ("/agent-loop/sandbox/approval/delete-no-server",
+                         test_approval_delete_no_server);
+        g_test_add_func ("/agent-loop/sandbox/approval/delete", test_approval_delete);
+        g_test_add_func ("/agent-loop/sandbox/approval/delete-replaced",
+                         test_approval_delete_replaced);
+        g_test_add_func ("/agent-loop/sandbox/approval/shown-escaped", test_approval_shown_escaped);
+        g_test_add_func ("/agent-loop/sandbox/approval/network-warning",
+                         test_approval_network_warning);
         g_test_add_func ("/agent-loop/sandbox/approval/nobody-and-cancel",
                          test_approval_nobody_and_cancel);
         g_test_add_func ("/agent-loop/sandbox/resume", test_resume);

@@ -198,6 +198,93 @@ exists (const char *dir, const char *name)
         return g_file_test (p, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK);
 }
 
+/* What the app does on the person's yes: the delete names the entry the server reported when
+ * the question was put. */
+static gboolean
+approve_delete (Fixture *f, const char *share, const char *path, GError **error)
+{
+        g_autoptr (CorralShareEntry) entry =
+                corral_shares_approved_stat (f->vm_dir, share, path, error);
+
+        return entry && corral_shares_approved_delete (f->vm_dir, share, path, entry->id, error);
+}
+
+/* One raw line on the control socket; the reply line. */
+static char *
+control_line (const char *control, const char *line)
+{
+        g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (control);
+        g_autoptr (GSocketClient) client = g_socket_client_new ();
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GSocketConnection) conn =
+                g_socket_client_connect (client, G_SOCKET_CONNECTABLE (addr), NULL, &error);
+        g_autoptr (GDataInputStream) in = NULL;
+        GOutputStream *out;
+
+        g_assert_no_error (error);
+        out = g_io_stream_get_output_stream (G_IO_STREAM (conn));
+        g_assert_true (g_output_stream_write_all (out, line, strlen (line), NULL, NULL, &error));
+        g_assert_true (g_output_stream_write_all (out, "\n", 1, NULL, NULL, &error));
+        in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM (conn)));
+        return g_data_input_stream_read_line (in, NULL, NULL, &error);
+}
+
+/* The person is asked about one file: what the server reports for the question, and the delete
+ * refused when something else is at that path by the time of the answer (renamed onto it, or
+ * deleted and made again) or when the request names no file at all (SECURITY.md F16). */
+static void
+approved_delete_identity (Fixture *f, const char *control)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralShareEntry) entry = NULL;
+        g_autofree char *target = g_build_filename (f->folder, "report.txt", NULL);
+        g_autofree char *draft = g_build_filename (f->folder, "draft.txt", NULL);
+        g_autofree char *contents = NULL, *reply = NULL;
+
+        g_assert_true (g_file_set_contents (target, "old report", -1, NULL));
+        g_assert_true (g_file_set_contents (draft, "the person's draft", -1, NULL));
+        entry = corral_shares_approved_stat (f->vm_dir, "notes", "report.txt", &error);
+        g_assert_no_error (error);
+        g_assert_cmpint (entry->type, ==, G_FILE_TYPE_REGULAR);
+        g_assert_cmpint (entry->mode, ==, FS_MODE_RW_NODELETE);
+        g_assert_cmpstr (entry->folder, ==, f->folder);
+        g_assert_cmpuint (entry->size, ==, strlen ("old report"));
+
+        /* renamed onto the path between question and answer */
+        g_assert_cmpint (g_rename (draft, target), ==, 0);
+        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", "report.txt", entry->id,
+                                                       &error));
+        g_assert_nonnull (strstr (error->message, "no longer the file the person was asked about"));
+        g_clear_error (&error);
+        g_assert_true (g_file_get_contents (target, &contents, NULL, NULL));
+        g_assert_cmpstr (contents, ==, "the person's draft");
+        g_clear_pointer (&entry, corral_share_entry_free);
+
+        /* deleted and made again (the inode number may well be the same) */
+        entry = corral_shares_approved_stat (f->vm_dir, "notes", "report.txt", &error);
+        g_assert_no_error (error);
+        g_assert_cmpint (g_unlink (target), ==, 0);
+        g_assert_true (g_file_set_contents (target, "new", -1, NULL));
+        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", "report.txt", entry->id,
+                                                       &error));
+        g_clear_error (&error);
+        g_assert_true (exists (f->folder, "report.txt"));
+
+        /* no identity, or a made-up one: refused */
+        reply = control_line (control, "{\"op\":\"approved-delete\",\"name\":\"notes\","
+                                       "\"path\":\"report.txt\"}");
+        g_assert_nonnull (strstr (reply, "\"ok\":false"));
+        g_free (reply);
+        reply = control_line (control, "{\"op\":\"approved-delete\",\"name\":\"notes\","
+                                       "\"path\":\"report.txt\",\"id\":\"1:2:3:0.0\"}");
+        g_assert_nonnull (strstr (reply, "\"ok\":false"));
+        g_assert_true (exists (f->folder, "report.txt"));
+        /* still the same file: deleted */
+        g_assert_true (approve_delete (f, "notes", "report.txt", &error));
+        g_assert_no_error (error);
+        g_assert_false (exists (f->folder, "report.txt"));
+}
+
 /* What the person approved is done on the host, exactly, with a copy kept and an audit record;
  * approval never reaches protected paths, paths leaving the share, or full folders
  * (SECURITY.md F16). */
@@ -217,7 +304,7 @@ test_approved_delete (Fixture *f, gconstpointer data)
         int sv[2];
 
         /* no server: a clear error, nothing deleted */
-        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", "old.txt", &error));
+        g_assert_false (approve_delete (f, "notes", "old.txt", &error));
         g_clear_error (&error);
         g_assert_true (g_file_set_contents (outside, "outside", -1, NULL));
         cmd = g_strdup_printf ("cd '%s' && echo old > old.txt && mkdir -p empty full .git && "
@@ -233,7 +320,7 @@ test_approved_delete (Fixture *f, gconstpointer data)
         g_assert_no_error (error);
         wait_control (control);
 
-        corral_shares_approved_delete (f->vm_dir, "notes", "old.txt", &error);
+        approve_delete (f, "notes", "old.txt", &error);
         g_assert_no_error (error);
         g_assert_false (exists (f->folder, "old.txt"));
         /* the copy */
@@ -241,29 +328,30 @@ test_approved_delete (Fixture *f, gconstpointer data)
         g_assert_true (g_spawn_command_line_sync (cmd, &kept, NULL, NULL, NULL));
         g_assert_cmpstr (kept, ==, "old\n");
         /* a link goes, its target stays; an empty folder goes */
-        g_assert_true (corral_shares_approved_delete (f->vm_dir, "notes", "link", &error));
+        g_assert_true (approve_delete (f, "notes", "link", &error));
         g_assert_false (exists (f->folder, "link"));
         g_assert_true (g_file_test (outside, G_FILE_TEST_EXISTS));
-        g_assert_true (corral_shares_approved_delete (f->vm_dir, "notes", "empty", &error));
+        g_assert_true (approve_delete (f, "notes", "empty", &error));
         g_assert_false (exists (f->folder, "empty"));
         g_assert_no_error (error);
         /* refused: a full folder, protected paths, paths that are not in the share */
-        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", "full", &error));
+        g_assert_false (approve_delete (f, "notes", "full", &error));
         g_clear_error (&error);
         g_assert_true (exists (f->folder, "full"));
-        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", ".git/config", &error));
+        g_assert_false (approve_delete (f, "notes", ".git/config", &error));
         g_assert_nonnull (strstr (error->message, "protected"));
         g_clear_error (&error);
-        g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", ".git", &error));
+        g_assert_false (approve_delete (f, "notes", ".git", &error));
         g_clear_error (&error);
         g_assert_true (exists (f->folder, ".git/config"));
         for (const char **p = bad; *p; p++) {
-                g_assert_false (corral_shares_approved_delete (f->vm_dir, "notes", *p, &error));
+                g_assert_false (approve_delete (f, "notes", *p, &error));
                 g_clear_error (&error);
         }
-        g_assert_false (corral_shares_approved_delete (f->vm_dir, "nope", "full/x", &error));
+        g_assert_false (approve_delete (f, "nope", "full/x", &error));
         g_clear_error (&error);
         g_assert_true (g_file_test (outside, G_FILE_TEST_EXISTS));
+        approved_delete_identity (f, control);
         g_assert_true (g_file_get_contents (audit, &text, NULL, NULL));
         g_assert_nonnull (strstr (text, "\"rule\":\"approved-by-person\""));
 
@@ -313,8 +401,7 @@ test_managed_policy (Fixture *f, gconstpointer data)
         g_assert_no_error (error);
         vm_end = g_socket_accept (listener, NULL, &error);
         g_assert_no_error (error);
-        g_assert_false (
-                corral_shares_approved_delete (f->vm_dir, "notes", "deploy/run.sh", &error));
+        g_assert_false (approve_delete (f, "notes", "deploy/run.sh", &error));
         g_assert_nonnull (strstr (error->message, "protected"));
         g_clear_error (&error);
         g_assert_true (g_file_test (script, G_FILE_TEST_EXISTS));
