@@ -91,14 +91,30 @@ answer_agent (CorralChatAnswer answer, gpointer user_data)
 static void
 on_approval (CorralAgentSession *session, CorralAgentApproval *approval, CorralAgentSource *self)
 {
+        gboolean delete = corral_agent_approval_get_kind (approval) == CORRAL_AGENT_APPROVAL_DELETE;
+        /* The session's getters give what the person may see: escaped, as the file server and
+         * the egress policy read the request. */
+        g_autofree char *target =
+                delete ? g_strconcat ("/workspace/",
+                                      corral_agent_approval_get_share_name (approval), "/",
+                                      corral_agent_approval_get_path (approval), NULL)
+                       : g_strdup (corral_agent_approval_get_target (approval));
         g_autoptr (CorralChatApproval) chat = corral_chat_approval_new (
-                corral_agent_approval_get_kind (approval) == CORRAL_AGENT_APPROVAL_DELETE
-                        ? CORRAL_CHAT_APPROVAL_DELETE
-                        : CORRAL_CHAT_APPROVAL_NETWORK,
-                corral_agent_approval_get_target (approval),
+                delete ? CORRAL_CHAT_APPROVAL_DELETE : CORRAL_CHAT_APPROVAL_NETWORK, target,
                 corral_agent_approval_get_reason (approval), answer_agent,
                 corral_agent_approval_ref (approval), (GDestroyNotify) corral_agent_approval_unref);
 
+        if (delete) {
+                CorralChatApprovalFile file = {
+                        .share_name = (char *) corral_agent_approval_get_share_name (approval),
+                        .share_folder = (char *) corral_agent_approval_get_share_folder (approval),
+                        .mode = corral_agent_approval_get_share_mode (approval),
+                        .path = (char *) corral_agent_approval_get_path (approval),
+                        .type = corral_agent_approval_get_file_type (approval),
+                };
+                corral_chat_approval_set_file (chat, &file);
+        }
+        corral_chat_approval_set_warning (chat, corral_agent_approval_get_warning (approval));
         corral_chat_source_emit_approval_requested (CORRAL_CHAT_SOURCE (self), chat);
 }
 

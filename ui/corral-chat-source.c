@@ -62,6 +62,8 @@ struct _CorralChatApproval {
         gpointer user_data;
         GDestroyNotify destroy;
         gboolean answered;
+        CorralChatApprovalFile *file;
+        char *warning;
 };
 
 G_DEFINE_BOXED_TYPE (CorralChatApproval,
@@ -97,6 +99,17 @@ corral_chat_approval_ref (CorralChatApproval *approval)
 }
 
 static void
+chat_approval_file_free (CorralChatApprovalFile *file)
+{
+        if (!file)
+                return;
+        g_free (file->share_name);
+        g_free (file->share_folder);
+        g_free (file->path);
+        g_free (file);
+}
+
+static void
 chat_approval_clear (CorralChatApproval *self)
 {
         /* Nobody answered: that is a no. */
@@ -106,6 +119,8 @@ chat_approval_clear (CorralChatApproval *self)
                 self->destroy (self->user_data);
         g_free (self->target);
         g_free (self->reason);
+        g_free (self->warning);
+        chat_approval_file_free (self->file);
 }
 
 void
@@ -131,6 +146,41 @@ const char *
 corral_chat_approval_get_reason (CorralChatApproval *approval)
 {
         return approval->reason;
+}
+
+void
+corral_chat_approval_set_file (CorralChatApproval *approval, const CorralChatApprovalFile *file)
+{
+        CorralChatApprovalFile *copy = g_new0 (CorralChatApprovalFile, 1);
+
+        g_return_if_fail (approval != NULL && file != NULL);
+        copy->share_name = g_strdup (file->share_name);
+        copy->share_folder = g_strdup (file->share_folder);
+        copy->mode = file->mode;
+        copy->path = g_strdup (file->path);
+        copy->type = file->type;
+        chat_approval_file_free (approval->file);
+        approval->file = copy;
+}
+
+const CorralChatApprovalFile *
+corral_chat_approval_get_file (CorralChatApproval *approval)
+{
+        return approval->file;
+}
+
+void
+corral_chat_approval_set_warning (CorralChatApproval *approval, const char *warning)
+{
+        g_return_if_fail (approval != NULL);
+        g_free (approval->warning);
+        approval->warning = g_strdup (warning);
+}
+
+const char *
+corral_chat_approval_get_warning (CorralChatApproval *approval)
+{
+        return approval->warning;
 }
 
 gboolean

@@ -26,6 +26,8 @@
 
 #include <gio/gio.h>
 
+#include "fs-policy.h"
+
 G_BEGIN_DECLS
 
 /* One tool call, as the view shows it. Refcounted; the source fills it in, the view reads it. */
@@ -85,6 +87,25 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralChatApproval, corral_chat_approval_unref)
 CorralChatApprovalKind corral_chat_approval_get_kind (CorralChatApproval *approval);
 const char *corral_chat_approval_get_target (CorralChatApproval *approval);
 const char *corral_chat_approval_get_reason (CorralChatApproval *approval);
+/* Delete: the file the person is asked about, as the file server found it when the question
+ * was put. Shown as plain text; the source has escaped whatever the assistant chose. */
+typedef struct {
+        char *share_name; /* /workspace/NAME in the VM */
+        char *share_folder; /* the shared folder on this computer */
+        FsMode mode; /* how it is shared */
+        char *path; /* inside the shared folder: "notes/old.txt" */
+        GFileType type; /* G_FILE_TYPE_REGULAR, _DIRECTORY or _SYMBOLIC_LINK */
+} CorralChatApprovalFile;
+
+/* Copies file. */
+void corral_chat_approval_set_file (CorralChatApproval *approval,
+                                    const CorralChatApprovalFile *file);
+/* (nullable) (transfer none) NULL unless set */
+const CorralChatApprovalFile *corral_chat_approval_get_file (CorralChatApproval *approval);
+/* A warning for the person (network: the host leads to this computer or a local network). */
+void corral_chat_approval_set_warning (CorralChatApproval *approval, const char *warning);
+/* (nullable) */
+const char *corral_chat_approval_get_warning (CorralChatApproval *approval);
 gboolean corral_chat_approval_is_answered (CorralChatApproval *approval);
 /* Answers once; later answers are ignored. */
 void corral_chat_approval_respond (CorralChatApproval *approval, CorralChatAnswer answer);

@@ -189,14 +189,61 @@ on_dialog_destroy (GtkWidget *dialog, CorralChatView *self)
         show_next_approval (self);
 }
 
+/* One line of the file's details: what it is (title) and its value, as plain text. */
+static GtkWidget *
+detail_row (const char *title, const char *value)
+{
+        GtkWidget *row = adw_action_row_new ();
+
+        /* Paths and names come from outside: never markup. */
+        adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+        adw_action_row_set_subtitle (ADW_ACTION_ROW (row), value);
+        gtk_widget_add_css_class (row, "approval-detail");
+        return row;
+}
+
+/* The file exactly as the host will delete it: the path in the shared folder, the shared folder
+ * and how it is shared, and where it is on this computer. */
+static GtkWidget *
+file_details (const CorralChatApprovalFile *file)
+{
+        GtkWidget *list = gtk_list_box_new ();
+        g_autofree char *host_path = g_build_filename (file->share_folder, file->path, NULL);
+        const char *what = file->type == G_FILE_TYPE_DIRECTORY       ? _ ("Folder")
+                           : file->type == G_FILE_TYPE_SYMBOLIC_LINK ? _ ("Link")
+                                                                     : _ ("File");
+
+        gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
+        gtk_widget_add_css_class (list, "boxed-list");
+        gtk_list_box_append (GTK_LIST_BOX (list), detail_row (what, file->path));
+        gtk_list_box_append (GTK_LIST_BOX (list),
+                             detail_row (_ ("Shared Folder"), file->share_name));
+        gtk_list_box_append (GTK_LIST_BOX (list),
+                             detail_row (_ ("The Assistant"), corral_ui_mode_label (file->mode)));
+        gtk_list_box_append (GTK_LIST_BOX (list), detail_row (_ ("On This Computer"), host_path));
+        return list;
+}
+
 static GtkWidget *
 delete_dialog (CorralChatApproval *a, GtkWindow *parent)
 {
-        g_autofree char *base = g_path_get_basename (corral_chat_approval_get_target (a));
-        /* Translators: %s is a file name */
-        g_autofree char *body = g_strdup_printf (_ ("The agent wants to delete %s."), base);
-        GtkWidget *d = adw_message_dialog_new (parent, _ ("Allow Deleting a File?"), body);
+        const CorralChatApprovalFile *file = corral_chat_approval_get_file (a);
+        GFileType type = file ? file->type : G_FILE_TYPE_REGULAR;
+        GtkWidget *d;
 
+        if (type == G_FILE_TYPE_DIRECTORY)
+                d = adw_message_dialog_new (parent, _ ("Delete This Folder?"),
+                                            _ ("The assistant asks you to delete this empty "
+                                               "folder for it."));
+        else if (type == G_FILE_TYPE_SYMBOLIC_LINK)
+                d = adw_message_dialog_new (parent, _ ("Delete This Link?"),
+                                            _ ("The assistant asks you to delete this link for "
+                                               "it. What the link points to stays."));
+        else
+                d = adw_message_dialog_new (parent, _ ("Delete This File?"),
+                                            _ ("The assistant asks you to delete this file for "
+                                               "it. Corral keeps a copy."));
         adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (d), "deny", _ ("_Deny"), "allow",
                                           _ ("_Allow Once"), NULL);
         adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (d), "allow",
@@ -211,15 +258,21 @@ network_dialog (CorralChatApproval *a, GtkWindow *parent)
         g_autofree char *heading =
                 g_strdup_printf (_ ("Allow %s?"), corral_chat_approval_get_target (a));
         g_autofree char *body =
-                g_strdup_printf (_ ("The agent wants to reach %s, which your network settings "
-                                    "do not allow."),
+                g_strdup_printf (_ ("The assistant wants to reach %s, which your network "
+                                    "settings do not allow."),
                                  corral_chat_approval_get_target (a));
         GtkWidget *d = adw_message_dialog_new (parent, heading, body);
+        /* Somewhere that trusts whoever reaches it: no answer but no is suggested. */
+        AdwResponseAppearance allow = corral_chat_approval_get_warning (a)
+                                              ? ADW_RESPONSE_DESTRUCTIVE
+                                              : ADW_RESPONSE_SUGGESTED;
 
         adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (d), "deny", _ ("_Deny"), "always",
                                           _ ("A_lways"), "task", _ ("For This _Task"), NULL);
-        adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (d), "task",
-                                                    ADW_RESPONSE_SUGGESTED);
+        adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (d), "task", allow);
+        if (corral_chat_approval_get_warning (a))
+                adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (d), "always",
+                                                            ADW_RESPONSE_DESTRUCTIVE);
         return d;
 }
 
@@ -233,7 +286,7 @@ reason_widget (CorralChatApproval *a)
         if (!reason || !*reason)
                 return NULL;
         /* Translators: %s is the assistant's own explanation, quoted */
-        text = g_strdup_printf (_ ("The agent says: “%s”"), reason);
+        text = g_strdup_printf (_ ("The assistant says: “%s”"), reason);
         label = corral_ui_plain_label (text, FALSE);
         gtk_label_set_xalign (GTK_LABEL (label), 0.5f);
         gtk_label_set_justify (GTK_LABEL (label), GTK_JUSTIFY_CENTER);
@@ -241,12 +294,30 @@ reason_widget (CorralChatApproval *a)
         return label;
 }
 
+/* Below the question: the file's details, a warning, the assistant's reason. */
+static GtkWidget *
+extra_widget (CorralChatApproval *a)
+{
+        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+        const CorralChatApprovalFile *file = corral_chat_approval_get_file (a);
+        const char *warning = corral_chat_approval_get_warning (a);
+        GtkWidget *reason = reason_widget (a);
+
+        if (file)
+                gtk_box_append (GTK_BOX (box), file_details (file));
+        if (warning)
+                gtk_box_append (GTK_BOX (box), corral_ui_warning_new (warning));
+        if (reason)
+                gtk_box_append (GTK_BOX (box), reason);
+        return box;
+}
+
 static void
 show_next_approval (CorralChatView *self)
 {
         g_autoptr (CorralChatApproval) a = NULL;
         GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-        GtkWidget *d, *extra;
+        GtkWidget *d;
 
         if (self->dialog || !(a = g_queue_pop_head (&self->approvals)))
                 return;
@@ -254,8 +325,7 @@ show_next_approval (CorralChatView *self)
                 d = delete_dialog (a, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL);
         else
                 d = network_dialog (a, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL);
-        if ((extra = reason_widget (a)))
-                adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (d), extra);
+        adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (d), extra_widget (a));
         adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (d), "deny");
         adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (d), "deny");
         g_object_set_data_full (G_OBJECT (d), "approval", g_steal_pointer (&a),

@@ -16,6 +16,7 @@ struct _CorralDemoSource {
         char **words; /* text being streamed */
         guint word;
         GPtrArray *answers;
+        char *folder; /* shown as the shared folder on this computer */
 };
 
 static void corral_demo_source_iface_init (CorralChatSourceInterface *iface);
@@ -68,6 +69,16 @@ ask (CorralDemoSource *self, CorralChatApprovalKind kind, const char *target, co
         self->waiting = TRUE;
         a = corral_chat_approval_new (kind, target, reason, on_answer, g_object_ref (self),
                                       g_object_unref);
+        if (kind == CORRAL_CHAT_APPROVAL_DELETE) {
+                CorralChatApprovalFile file = {
+                        .share_name = (char *) "Documents",
+                        .share_folder = self->folder,
+                        .mode = FS_MODE_RW_NODELETE,
+                        .path = (char *) "report-old.docx",
+                        .type = G_FILE_TYPE_REGULAR,
+                };
+                corral_chat_approval_set_file (a, &file);
+        }
         corral_chat_source_emit_approval_requested (CORRAL_CHAT_SOURCE (self), a);
 }
 
@@ -244,6 +255,7 @@ corral_demo_source_finalize (GObject *object)
         g_clear_handle_id (&self->timeout_id, g_source_remove);
         g_clear_pointer (&self->words, g_strfreev);
         g_clear_pointer (&self->answers, g_ptr_array_unref);
+        g_clear_pointer (&self->folder, g_free);
         G_OBJECT_CLASS (corral_demo_source_parent_class)->finalize (object);
 }
 
@@ -258,6 +270,7 @@ corral_demo_source_init (CorralDemoSource *self)
 {
         self->delay_ms = 40;
         self->answers = g_ptr_array_new_with_free_func (g_free);
+        self->folder = g_strdup ("/home/user/Documents");
 }
 
 CorralDemoSource *
@@ -271,6 +284,14 @@ corral_demo_source_set_step_delay (CorralDemoSource *self, guint delay_ms)
 {
         g_return_if_fail (CORRAL_IS_DEMO_SOURCE (self));
         self->delay_ms = delay_ms;
+}
+
+void
+corral_demo_source_set_folder (CorralDemoSource *self, const char *folder)
+{
+        g_return_if_fail (CORRAL_IS_DEMO_SOURCE (self) && folder != NULL);
+        g_free (self->folder);
+        self->folder = g_strdup (folder);
 }
 
 const GPtrArray *

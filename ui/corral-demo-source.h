@@ -16,6 +16,9 @@ G_DECLARE_FINAL_TYPE (CorralDemoSource, corral_demo_source, CORRAL, DEMO_SOURCE,
 CorralDemoSource *corral_demo_source_new (void);
 /* Pause between script steps (default 40 ms; 0: as fast as the main loop goes). */
 void corral_demo_source_set_step_delay (CorralDemoSource *self, guint delay_ms);
+/* The shared folder on this computer that the delete question names (default
+ * /home/user/Documents). */
+void corral_demo_source_set_folder (CorralDemoSource *self, const char *folder);
 /* The answers given so far, in order: "delete:allow-once", "network:deny"... (transfer none) */
 const GPtrArray *corral_demo_source_get_answers (CorralDemoSource *self);
 /* TRUE while a task runs (between send and task-finished). */

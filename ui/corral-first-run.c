@@ -26,6 +26,7 @@ struct _CorralFirstRun {
 
         char *folder;
         GtkWidget *folder_row;
+        GtkWidget *folder_warning; /* a row: what sharing the home folder or "/" means */
         GtkWidget *mode_checks[3]; /* by FsMode */
         GtkWidget *start_button;
         GtkFileChooserNative *chooser;
@@ -268,6 +269,24 @@ update_start (CorralFirstRun *self)
         gtk_widget_set_sensitive (self->start_button, self->folder != NULL);
 }
 
+/* Sharing the home folder or the whole computer is allowed; the person is told plainly what
+ * the assistant will see. */
+static void
+update_folder_warning (CorralFirstRun *self)
+{
+        const char *warning = self->folder ? corral_ui_folder_warning (self->folder) : NULL;
+        GtkWidget *box = warning ? corral_ui_warning_new (warning) : NULL;
+
+        if (box) {
+                gtk_widget_set_margin_top (box, 12);
+                gtk_widget_set_margin_bottom (box, 12);
+                gtk_widget_set_margin_start (box, 12);
+                gtk_widget_set_margin_end (box, 12);
+        }
+        gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (self->folder_warning), box);
+        gtk_widget_set_visible (self->folder_warning, warning != NULL);
+}
+
 static void
 on_chooser_response (GtkNativeDialog *dialog, int response, CorralFirstRun *self)
 {
@@ -320,6 +339,8 @@ build_folder (CorralFirstRun *self)
         gtk_list_box_set_selection_mode (GTK_LIST_BOX (folder_list), GTK_SELECTION_NONE);
         gtk_widget_add_css_class (folder_list, "boxed-list");
         self->folder_row = adw_action_row_new ();
+        /* The subtitle is a folder's path: plain text, never markup. */
+        adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (self->folder_row), FALSE);
         adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->folder_row), _ ("Folder"));
         adw_action_row_set_subtitle (ADW_ACTION_ROW (self->folder_row), _ ("None chosen yet"));
         adw_action_row_add_prefix (ADW_ACTION_ROW (self->folder_row),
@@ -344,6 +365,11 @@ build_folder (CorralFirstRun *self)
         corral_ui_set_accessible_label (self->start_button, _ ("Start the task"));
         g_signal_connect_swapped (self->start_button, "clicked", G_CALLBACK (on_start), self);
 
+        /* Below the folder, in the same list: what sharing it means, when it is a lot. */
+        self->folder_warning = gtk_list_box_row_new ();
+        gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (self->folder_warning), FALSE);
+        gtk_widget_set_visible (self->folder_warning, FALSE);
+        gtk_list_box_append (GTK_LIST_BOX (folder_list), self->folder_warning);
         gtk_box_append (GTK_BOX (box), folder_list);
         gtk_box_append (GTK_BOX (box), mode_group);
         gtk_box_append (GTK_BOX (box), self->start_button);
@@ -444,6 +470,7 @@ corral_first_run_set_folder (CorralFirstRun *self, const char *path)
         self->folder = g_strdup (path);
         adw_action_row_set_subtitle (ADW_ACTION_ROW (self->folder_row),
                                      path ? path : _ ("None chosen yet"));
+        update_folder_warning (self);
         update_start (self);
 }
 

@@ -101,7 +101,24 @@ on_remove_clicked (GtkButton *button, CorralSharesPanel *self)
         corral_shares_panel_remove (self, g_object_get_data (G_OBJECT (button), "share-name"));
 }
 
-/* One share: its name and mode at a glance; the mode to change and the path inside. */
+/* Sharing the home folder or the whole computer: what the assistant sees, in words. */
+static GtkWidget *
+warning_row (const char *warning)
+{
+        GtkWidget *row = gtk_list_box_row_new ();
+        GtkWidget *box = corral_ui_warning_new (warning);
+
+        gtk_widget_set_margin_top (box, 12);
+        gtk_widget_set_margin_bottom (box, 12);
+        gtk_widget_set_margin_start (box, 12);
+        gtk_widget_set_margin_end (box, 12);
+        gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
+        gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+        return row;
+}
+
+/* One share: its name and mode at a glance; the mode to change, the path inside, and a warning
+ * for a folder that holds far more than a task needs. */
 static GtkWidget *
 share_row (CorralSharesPanel *self, CorralShare *share)
 {
@@ -119,6 +136,7 @@ share_row (CorralSharesPanel *self, CorralShare *share)
         g_autofree char *remove_a11y = g_strdup_printf (_ ("Stop sharing %s"), share->name);
         g_autofree char *escaped_path = g_markup_escape_text (share->path, -1);
         g_autofree char *escaped_name = g_markup_escape_text (share->name, -1);
+        const char *warning = corral_ui_folder_warning (share->path);
 
         adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), escaped_name);
         adw_expander_row_set_subtitle (ADW_EXPANDER_ROW (row), corral_ui_mode_label (share->mode));
@@ -136,6 +154,8 @@ share_row (CorralSharesPanel *self, CorralShare *share)
         adw_preferences_row_set_title (ADW_PREFERENCES_ROW (path_row), _ ("On This Computer"));
         adw_action_row_set_subtitle (ADW_ACTION_ROW (path_row), escaped_path);
         adw_expander_row_add_row (ADW_EXPANDER_ROW (row), path_row);
+        if (warning)
+                adw_expander_row_add_row (ADW_EXPANDER_ROW (row), warning_row (warning));
 
         gtk_widget_set_valign (remove, GTK_ALIGN_CENTER);
         gtk_widget_add_css_class (remove, "flat");
@@ -143,9 +163,10 @@ share_row (CorralSharesPanel *self, CorralShare *share)
         g_object_set_data_full (G_OBJECT (remove), "share-name", g_strdup (share->name), g_free);
         g_signal_connect (remove, "clicked", G_CALLBACK (on_remove_clicked), self);
         adw_expander_row_add_action (ADW_EXPANDER_ROW (row), remove);
-        /* The first folder is the task's own: shown open. */
+        /* The first folder is the task's own: shown open; so is one with a warning. */
         adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row),
-                                       self->shares && self->shares->pdata[0] == share);
+                                       warning ||
+                                               (self->shares && self->shares->pdata[0] == share));
         return row;
 }
 

@@ -5,6 +5,8 @@
 #include "corral-ui-util.h"
 
 #include <glib/gi18n.h>
+#include <stdlib.h>
+#include <string.h>
 
 void
 corral_ui_set_accessible_label (GtkWidget *widget, const char *label)
@@ -117,6 +119,64 @@ corral_ui_plain_label (const char *text, gboolean selectable)
         gtk_label_set_xalign (GTK_LABEL (label), 0.0f);
         gtk_label_set_selectable (GTK_LABEL (label), selectable);
         return label;
+}
+
+GtkWidget *
+corral_ui_warning_new (const char *text)
+{
+        /* Stacked, not side by side: GTK 4.8 measures a wrapping label beside an icon one
+         * pixel differently for different widths. */
+        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+        GtkWidget *icon = gtk_image_new_from_icon_name ("dialog-warning-symbolic");
+        GtkWidget *label = corral_ui_plain_label (text, FALSE);
+
+        gtk_accessible_update_property (GTK_ACCESSIBLE (icon), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                        _ ("Warning"), -1);
+        gtk_label_set_xalign (GTK_LABEL (label), 0.5f);
+        gtk_label_set_justify (GTK_LABEL (label), GTK_JUSTIFY_CENTER);
+        gtk_widget_add_css_class (box, "warning");
+        gtk_box_append (GTK_BOX (box), icon);
+        gtk_box_append (GTK_BOX (box), label);
+        return box;
+}
+
+/* The folder as the file server will hold it: links resolved. (transfer full) */
+static char *
+real_folder (const char *path)
+{
+        g_autofree char *canonical = g_canonicalize_filename (path, NULL);
+        char *real = realpath (canonical, NULL);
+        char *out = g_strdup (real ? real : canonical);
+
+        free (real);
+        return out;
+}
+
+const char *
+corral_ui_folder_warning (const char *path)
+{
+        g_autofree char *folder = NULL, *home = NULL;
+
+        g_return_val_if_fail (path != NULL, NULL);
+        folder = real_folder (path);
+        home = real_folder (g_get_home_dir ());
+        if (g_str_equal (folder, "/"))
+                return _ ("This is your whole computer. The assistant will see every file in it "
+                          "that you can open, including everything in your home folder. Private "
+                          "settings folders, such as those that hold keys and passwords, stay "
+                          "hidden. Sharing only the folder the task needs is safer.");
+        if (g_str_equal (folder, home))
+                return _ ("This is your whole home folder. The assistant will see everything in "
+                          "it: documents, photos, downloads and the settings of your programs. "
+                          "Private settings folders, such as those that hold keys and passwords, "
+                          "stay hidden. Sharing only the folder the task needs is safer.");
+        if (g_str_has_prefix (home, folder) && home[strlen (folder)] == '/')
+                return _ ("This folder holds your whole home folder. The assistant will see "
+                          "everything in it: documents, photos, downloads and the settings of "
+                          "your programs. Private settings folders, such as those that hold keys "
+                          "and passwords, stay hidden. Sharing only the folder the task needs is "
+                          "safer.");
+        return NULL;
 }
 
 GtkWidget *

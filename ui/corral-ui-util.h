@@ -38,6 +38,14 @@ gpointer corral_ui_run_in_thread_finish (GAsyncResult *result, GError **error);
 /* A GtkLabel for text that came from outside (never markup), wrapping, selectable. */
 GtkWidget *corral_ui_plain_label (const char *text, gboolean selectable);
 
+/* A warning in words with a warning icon, as plain text (wrapping). (transfer floating) */
+GtkWidget *corral_ui_warning_new (const char *text);
+
+/* What the person should know before sharing path when it holds far more than a task needs:
+ * the whole computer, the home folder or a folder that contains it (translated); NULL for
+ * other folders. */
+const char *corral_ui_folder_warning (const char *path);
+
 /* A side panel's body: a stack with an "empty" status page (icon, title, description) and a
  * "list" page holding a boxed list box (ret_list, named label for screen readers) in a
  * scroller. (transfer floating) the stack */

@@ -21,10 +21,12 @@
 #include "corral-shares.h"
 #include "corral-task-record.h"
 #include "corral-tool-card.h"
+#include "corral-ui-util.h"
 #include "corral-vm-manager.h"
 #include "corral-window.h"
 #include "egress-policy.h"
 #include "egress-test.h"
+#include "fs-server.h"
 #include "test-launcher.h"
 #include "ui-test-util.h"
 
@@ -153,6 +155,7 @@ start_session (Fixture *f)
         test_launcher_finish (f->launcher);
         wait_page (f, "session");
         corral_demo_source_set_step_delay (demo, 0);
+        corral_demo_source_set_folder (demo, f->folder);
         corral_window_set_chat_source (f->window, CORRAL_CHAT_SOURCE (demo));
         ui_test_spin (300);
         return demo;
@@ -210,6 +213,27 @@ test_first_run (Fixture *f, gconstpointer data)
         corral_first_run_set_mode (fr, FS_MODE_RO);
         ui_test_assert_buttons_named (win);
         ui_test_screenshot (win, "03-folder");
+        /* The home folder or the whole computer may be shared, with a plain warning. */
+        g_assert_null (corral_ui_folder_warning (f->folder));
+        for (guint i = 0; i < 2; i++) {
+                const char *broad = i ? "/" : g_get_home_dir ();
+                const char *warning = corral_ui_folder_warning (broad);
+
+                g_assert_nonnull (warning);
+                g_assert_nonnull (strstr (warning, i ? "whole computer" : "whole home folder"));
+                g_assert_nonnull (strstr (warning, "stay hidden"));
+                corral_first_run_set_folder (fr, broad);
+                g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, warning));
+                g_assert_true (gtk_widget_is_sensitive (
+                        ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Start")));
+                if (!i) {
+                        ui_test_spin (300);
+                        ui_test_screenshot (win, "03b-folder-home");
+                }
+        }
+        corral_first_run_set_folder (fr, f->folder);
+        g_assert_null (
+                ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, corral_ui_folder_warning ("/")));
         click (win, "Start");
 
         wait_page (f, "starting");
@@ -278,6 +302,68 @@ answer (CorralChatView *chat, const char *response)
 }
 
 static void
+record_answer (CorralChatAnswer answer, gpointer user_data)
+{
+        *(int *) user_data = (int) answer;
+}
+
+/* Questions as the agent loop sends them: a host on this computer carries a warning and no
+ * suggested yes; the assistant's words and a file's name are shown as they are, escaped by the
+ * loop (one line) and never read as markup (SECURITY.md L5). */
+static void
+test_approval_shown (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralDemoSource) demo = start_session (f);
+        CorralChatView *chat =
+                corral_session_view_get_chat (corral_window_get_session_view (f->window));
+        g_autoptr (CorralChatApproval) net = NULL, del = NULL;
+        CorralChatApprovalFile file = { .share_name = (char *) "Documents",
+                                        .share_folder = f->folder,
+                                        .mode = FS_MODE_RO,
+                                        .path = (char *) "<b>old</b>\\n.txt",
+                                        .type = G_FILE_TYPE_SYMBOLIC_LINK };
+        GtkWidget *dialog;
+        int got = -1;
+        const char *reason = "check the API\\n  Allow? [y/N] y\\x1b[2K <i>now</i>";
+        g_autofree char *said = g_strdup_printf ("The assistant says: “%s”", reason);
+
+        net = corral_chat_approval_new (CORRAL_CHAT_APPROVAL_NETWORK, "127.0.0.1:2375", reason,
+                                        record_answer, &got, NULL);
+        corral_chat_approval_set_warning (net, "This is your own computer, not a website.");
+        corral_chat_source_emit_approval_requested (CORRAL_CHAT_SOURCE (demo), net);
+        g_assert_true (ui_test_wait (has_dialog, chat, 5000));
+        dialog = corral_chat_view_get_approval_dialog (chat);
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL,
+                                        "This is your own computer, not a website."));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_IMG, "Warning"));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, said));
+        g_assert_cmpint (
+                adw_message_dialog_get_response_appearance (ADW_MESSAGE_DIALOG (dialog), "task"),
+                ==, ADW_RESPONSE_DESTRUCTIVE);
+        g_assert_cmpstr (adw_message_dialog_get_default_response (ADW_MESSAGE_DIALOG (dialog)), ==,
+                         "deny");
+        ui_test_spin (300);
+        ui_test_screenshot (dialog, "09b-dialog-network-warning");
+        answer (chat, "deny");
+        g_assert_cmpint (got, ==, CORRAL_CHAT_ANSWER_DENY);
+
+        del = corral_chat_approval_new (CORRAL_CHAT_APPROVAL_DELETE, "/workspace/Documents/x",
+                                        reason, record_answer, &got, NULL);
+        corral_chat_approval_set_file (del, &file);
+        corral_chat_source_emit_approval_requested (CORRAL_CHAT_SOURCE (demo), del);
+        g_assert_true (ui_test_wait (has_dialog, chat, 5000));
+        dialog = corral_chat_view_get_approval_dialog (chat);
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "Delete This Link?"));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "<b>old</b>\\n.txt"));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "Can read"));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, said));
+        ui_test_spin (300);
+        ui_test_screenshot (dialog, "09c-dialog-delete-link");
+        answer (chat, "allow");
+        g_assert_cmpint (got, ==, CORRAL_CHAT_ANSWER_ALLOW_ONCE);
+}
+
+static void
 test_chat (Fixture *f, gconstpointer data)
 {
         g_autoptr (CorralDemoSource) demo = start_session (f);
@@ -302,8 +388,14 @@ test_chat (Fixture *f, gconstpointer data)
         g_assert_cmpuint (answers->len, ==, 0);
         g_assert_true (g_file_test (old, G_FILE_TEST_EXISTS));
         dialog = corral_chat_view_get_approval_dialog (chat);
-        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL,
-                                        "The agent wants to delete report-old.docx."));
+        /* What the host will delete, exactly: the path in the shared folder, the folder and its
+         * mode, the file on this computer (SECURITY.md L5). */
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "Delete This File?"));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "report-old.docx"));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "Documents"));
+        g_assert_nonnull (
+                ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "Can edit, but not delete"));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, old));
         g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_BUTTON, "Allow Once"));
         g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_BUTTON, "Deny"));
         ui_test_screenshot (win, "07-chat-approval");
@@ -687,7 +779,7 @@ test_shares (Fixture *f, gconstpointer data)
         void *two[] = { panel, GUINT_TO_POINTER (2) };
         void *rw[] = { f->vm_dir, GUINT_TO_POINTER (FS_MODE_RW) };
         GtkWidget *combo;
-        g_autofree char *host = NULL;
+        g_autofree char *host = NULL, *home_name = NULL, *stop = NULL;
 
         g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
         g_assert_cmpint (g_mkdir (photos, 0700), ==, 0);
@@ -715,6 +807,20 @@ test_shares (Fixture *f, gconstpointer data)
                                "clicked");
         g_assert_true (ui_test_wait (loaded_n, one, 5000));
         g_assert_null (corral_shares_panel_get_error (panel));
+
+        /* The home folder: shared, its row open with the warning in words. */
+        corral_shares_panel_add (panel, g_get_home_dir (), FS_MODE_RO);
+        g_assert_true (ui_test_wait (loaded_n, two, 5000));
+        g_assert_null (corral_shares_panel_get_error (panel));
+        ui_test_spin (300);
+        g_assert_nonnull (ui_test_find (GTK_WIDGET (panel), GTK_ACCESSIBLE_ROLE_LABEL,
+                                        corral_ui_folder_warning (g_get_home_dir ())));
+        ui_test_screenshot (GTK_WIDGET (f->window), "13b-shares-home");
+        home_name = fs_share_name_for_path (g_get_home_dir ());
+        stop = g_strdup_printf ("Stop sharing %s", home_name);
+        g_signal_emit_by_name (ui_test_find (GTK_WIDGET (panel), GTK_ACCESSIBLE_ROLE_BUTTON, stop),
+                               "clicked");
+        g_assert_true (ui_test_wait (loaded_n, one, 5000));
 }
 
 static gboolean
@@ -1242,6 +1348,7 @@ main (int argc, char **argv)
         ADD ("first-run", test_first_run);
         ADD ("start-error", test_start_error);
         ADD ("chat", test_chat);
+        ADD ("approval-shown", test_approval_shown);
         ADD ("terminal", test_terminal);
         ADD ("stop", test_stop);
         ADD ("shares", test_shares);
