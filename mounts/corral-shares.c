@@ -192,6 +192,121 @@ corral_shares_ensure_server (const char *vm_dir, GError **error)
         return FALSE;
 }
 
+/* Waiting for the guest's mount ----------------------------------------------------------------- */
+
+#define MOUNT_POLL_US (20 * 1000)
+/* A status reply takes milliseconds; one that hangs must not stretch the caller's timeout. */
+#define STATUS_TIMEOUT_S 5
+/* The server leaves when its port closes; a server that keeps leaving while the port exists
+ * (see fsd.log) is not started forever. */
+#define MAX_SERVER_STARTS 3
+
+/* 1: the guest mounted the shares (or there are none), 0: not yet, -1: no answer (error set). */
+static int
+mount_status (const char *vm_dir, GError **error)
+{
+        g_autoptr (GSocketConnection) conn = control_connect (vm_dir, error);
+        const cJSON *list = NULL;
+        cJSON *req, *reply;
+        int r;
+
+        if (!conn)
+                return -1;
+        g_socket_set_timeout (g_socket_connection_get_socket (conn), STATUS_TIMEOUT_S);
+        req = cJSON_CreateObject ();
+        cJSON_AddStringToObject (req, "op", "status");
+        reply = control_call (conn, req, error);
+        cJSON_Delete (req);
+        if (!reply)
+                return -1;
+        if (proto_json_get_array (reply, "shares", 1024, &list) < 0) {
+                /* Never read as "nothing shared": that would skip the wait. */
+                cJSON_Delete (reply);
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                     _ ("The file server sent a malformed reply"));
+                return -1;
+        }
+        r = cJSON_GetArraySize (list) == 0 ||
+            cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (reply, "connected"));
+        cJSON_Delete (reply);
+        return r;
+}
+
+/* Nothing to wait for: no server runs and shares.json lists nothing. */
+static gboolean
+nothing_shared (const char *vm_dir, GError **error)
+{
+        g_autoptr (GSocketConnection) conn = control_connect (vm_dir, NULL);
+        g_autoptr (GPtrArray) list = NULL;
+
+        if (conn)
+                return FALSE;
+        list = corral_shares_list (vm_dir, error);
+        return list && list->len == 0;
+}
+
+static gboolean
+mount_timed_out (const char *vm_dir, guint timeout_ms, GError **error)
+{
+        g_autofree char *console = vm_file (vm_dir, "console.log");
+        guint seconds = (timeout_ms + 999) / 1000;
+
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                     ngettext ("The shared folders are not mounted in the VM: its file client did "
+                               "not connect within %u second. The VM’s console log says why: %s",
+                               "The shared folders are not mounted in the VM: its file client did "
+                               "not connect within %u seconds. The VM’s console log says why: %s",
+                               seconds),
+                     seconds, console);
+        return FALSE;
+}
+
+gboolean
+corral_shares_wait_mounted (const char *vm_dir,
+                            guint timeout_ms,
+                            GCancellable *cancellable,
+                            GError **error)
+{
+        gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+        g_autoptr (GError) local = NULL;
+        guint starts = 0;
+
+        g_return_val_if_fail (vm_dir != NULL, FALSE);
+
+        if (nothing_shared (vm_dir, &local))
+                return TRUE;
+        if (local) {
+                g_propagate_error (error, g_steal_pointer (&local));
+                return FALSE;
+        }
+        for (;;) {
+                int r = mount_status (vm_dir, &local);
+
+                if (r > 0)
+                        return TRUE;
+                if (r < 0) {
+                        /* No server (or it left: its VM's port closed, or it failed): a new
+                         * one says HELLO again, and the client's answer to it is what counts. */
+                        if (++starts > MAX_SERVER_STARTS) {
+                                g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                                             _ ("The file server stopped answering (see "
+                                                "%s/fsd.log): %s"),
+                                             vm_dir, local->message);
+                                return FALSE;
+                        }
+                        if (!corral_shares_ensure_server (vm_dir, error))
+                                return FALSE;
+                        g_clear_error (&local);
+                        continue;
+                }
+                if (g_cancellable_set_error_if_cancelled (cancellable, error))
+                        return FALSE;
+                if (g_get_monotonic_time () >= deadline)
+                        return mount_timed_out (vm_dir, timeout_ms, error);
+                g_usleep (MOUNT_POLL_US);
+        }
+}
+
 static cJSON *
 protect_to_json (const char *const *protect)
 {

@@ -4,7 +4,8 @@
  * Each VM has one corral-fsd, started here, detached from the caller so that it lives as long as
  * the VM's shared-folder port (it exits when QEMU closes it). Its state is in the VM's folder:
  *   fs.sock      the VM's port (QEMU listens; corral-fsd connects)
- *   fsd.sock     the control socket (JSON lines)
+ *   fsd.sock     the control socket (JSON lines: add, remove, set-mode, list, status,
+ *                stat, approved-delete)
  *   fsd.lock     held by the running server: at most one per VM
  *   shares.json  the share list, kept by the server; edited here directly while it is not running
  *   audit.jsonl  changes and refusals
@@ -37,6 +38,21 @@ const char *corral_shares_fsd_path (void);
 /* Makes sure the VM's file server runs (starts it when the VM's port exists and no server
  * holds the lock). FALSE with an error when it cannot start. */
 gboolean corral_shares_ensure_server (const char *vm_dir, GError **error);
+
+/* How long corralctl and the app wait for a VM's shares to be mounted in the guest, counted from
+ * when libvirt started the VM: a boot under TCG fits (it is as long as they wait for the agent). */
+#define CORRAL_SHARES_MOUNT_TIMEOUT_MS 120000
+
+/* Returns once the guest has mounted the VM's shares, so that the first command run there sees
+ * them (SECURITY.md F17): the guest's file client has answered the running file server's HELLO,
+ * which it does only after mounting /workspace. Starts the server if needed (and again if it
+ * leaves while its port exists). TRUE at once when the VM shares nothing. FALSE with an error
+ * naming the VM's console log when the client has not connected within timeout_ms, or when the
+ * server cannot run. Blocks (a few milliseconds when mounted; up to timeout_ms otherwise). */
+gboolean corral_shares_wait_mounted (const char *vm_dir,
+                                     guint timeout_ms,
+                                     GCancellable *cancellable,
+                                     GError **error);
 
 /* The share list: from the running server, else from shares.json. (element-type CorralShare) */
 GPtrArray *corral_shares_list (const char *vm_dir, GError **error);

@@ -403,6 +403,21 @@ control_handle (Fsd *d, const char *line, size_t len)
                 cJSON_Delete (req);
                 return reply;
         }
+        if (strcmp (op, "status") == 0) {
+                /* "connected": the guest's client answered this server's HELLO, which it does
+                 * only after mounting /workspace, and the port has not closed since (a server
+                 * whose VM just stopped must not pass for the new VM's). Callers wait for it
+                 * before they call a VM ready (SECURITY.md F17). */
+                char peek;
+                bool connected =
+                        d->established && recv (d->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT) != 0;
+
+                reply = fs_server_shares_to_json (d->server);
+                cJSON_AddBoolToObject (reply, "ok", 1);
+                cJSON_AddBoolToObject (reply, "connected", connected);
+                cJSON_Delete (req);
+                return reply;
+        }
         if (strcmp (op, "add") == 0 && path) {
                 g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
                 g_auto (GStrv) protect = NULL;

@@ -1,5 +1,6 @@
 /* test-shares.c — the app's side of shared folders (mounts/corral-shares): changing a VM's share
- * list with its file server running (through the control socket) and stopped (shares.json).
+ * list with its file server running (through the control socket) and stopped (shares.json), and
+ * waiting until the guest has mounted the shares (a real corral-fsd, the guest played here).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "corral-shares.h"
+#include "proto.h"
 
 typedef struct {
         char *vm_dir;
@@ -410,6 +412,169 @@ test_managed_policy (Fixture *f, gconstpointer data)
         g_socket_close (vm_end, NULL); /* the VM's port closes: the server leaves */
 }
 
+/* The guest's side of the VM's port ------------------------------------------------------------ */
+
+/* The VM's end of a connection from corral-fsd, as QEMU holds it. */
+typedef struct {
+        GSocket *socket;
+        ProtoDecoder dec;
+        char *nonce; /* of the server's HELLO */
+} GuestEnd;
+
+static void
+guest_end_free (GuestEnd *g)
+{
+        g_object_unref (g->socket);
+        proto_decoder_clear (&g->dec);
+        g_free (g->nonce);
+        g_free (g);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GuestEnd, guest_end_free)
+
+/* Accepts the server's connection and reads its HELLO. */
+static GuestEnd *
+guest_accept (GSocket *listener)
+{
+        g_autoptr (GError) error = NULL;
+        GuestEnd *g = g_new0 (GuestEnd, 1);
+        ProtoFrame f;
+        cJSON *hello = NULL;
+        const char *nonce = NULL;
+
+        g->socket = g_socket_accept (listener, NULL, &error);
+        g_assert_no_error (error);
+        g_assert_cmpint (proto_decoder_init (&g->dec, 0), ==, 0);
+        while (proto_decoder_next (&g->dec, &f) != 1) {
+                size_t room;
+                uint8_t *space = proto_decoder_space (&g->dec, &room);
+                gssize n = g_socket_receive (g->socket, (char *) space, room, NULL, &error);
+
+                g_assert_no_error (error);
+                g_assert_cmpint (n, >, 0);
+                proto_decoder_commit (&g->dec, (size_t) n);
+        }
+        g_assert_cmpint (f.type, ==, PROTO_FRAME_HELLO);
+        g_assert_cmpint (proto_json_parse (f.payload, f.length, &hello), ==, 0);
+        g_assert_cmpint (proto_json_get_string (hello, "nonce", 64, &nonce), ==, 0);
+        g->nonce = g_strdup (nonce);
+        cJSON_Delete (hello);
+        return g;
+}
+
+/* What corral-fs sends once it has mounted /workspace: the server's nonce back. */
+static void
+guest_say_hello (GuestEnd *g, const char *role, const char *nonce)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree uint8_t *buf = NULL;
+        cJSON *hello = cJSON_CreateObject ();
+        size_t len = 0;
+
+        cJSON_AddNumberToObject (hello, "version", 1);
+        cJSON_AddStringToObject (hello, "role", role);
+        cJSON_AddStringToObject (hello, "nonce", nonce);
+        g_assert_cmpint (proto_frame_build_json (PROTO_FRAME_HELLO, hello, &buf, &len), ==, 0);
+        cJSON_Delete (hello);
+        g_assert_cmpint (g_socket_send (g->socket, (const char *) buf, len, NULL, &error), ==,
+                         (gssize) len);
+        g_assert_no_error (error);
+}
+
+typedef struct {
+        GuestEnd *guest;
+        gint answered; /* set before the answer leaves */
+} LateGuest;
+
+/* A guest whose client mounts a moment after the caller starts waiting. */
+static gpointer
+late_guest (gpointer data)
+{
+        LateGuest *lg = data;
+
+        g_usleep (200 * 1000);
+        g_atomic_int_set (&lg->answered, 1);
+        guest_say_hello (lg->guest, "fs-client", lg->guest->nonce);
+        return NULL;
+}
+
+/* Waits while a late guest answers; TRUE if the wait ended only after the answer. */
+static gboolean
+wait_for_late_guest (Fixture *f, GuestEnd *guest)
+{
+        g_autoptr (GError) error = NULL;
+        LateGuest lg = { .guest = guest };
+        GThread *thread = g_thread_new ("late-guest", late_guest, &lg);
+        gboolean ok = corral_shares_wait_mounted (f->vm_dir, 20000, NULL, &error);
+
+        g_assert_no_error (error);
+        g_assert_true (ok);
+        g_thread_join (thread);
+        return g_atomic_int_get (&lg.answered);
+}
+
+static void
+assert_not_mounted (Fixture *f, guint timeout_ms)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *console = g_build_filename (f->vm_dir, "console.log", NULL);
+
+        g_assert_false (corral_shares_wait_mounted (f->vm_dir, timeout_ms, NULL, &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
+        /* The person (or whoever reads the error) is sent where the guest said why. */
+        g_assert_nonnull (strstr (error->message, console));
+}
+
+/* SECURITY.md F17: a VM is ready only once the guest's file client has answered its file
+ * server's HELLO (corral-fs does so only after mounting /workspace), so the first command sees
+ * the shares. Never on a wrong answer, and never on an answer to a server that has gone. */
+static void
+test_wait_mounted (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *port = g_build_filename (f->vm_dir, "fs.sock", NULL);
+        g_autofree char *control = g_build_filename (f->vm_dir, "fsd.sock", NULL);
+        g_autoptr (GSocket) listener = NULL;
+        g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (port);
+        g_autoptr (GuestEnd) guest = NULL, next = NULL;
+
+        /* the VM's side of the port, as QEMU would listen on it */
+        listener = g_socket_new (G_SOCKET_FAMILY_UNIX, G_SOCKET_TYPE_STREAM, 0, &error);
+        g_assert_true (g_socket_bind (listener, addr, TRUE, &error));
+        g_assert_true (g_socket_listen (listener, &error));
+
+        /* Nothing shared: nothing to wait for, and no server is started for it. */
+        g_assert_true (corral_shares_wait_mounted (f->vm_dir, 1000, NULL, &error));
+        g_assert_no_error (error);
+        g_assert_false (g_file_test (control, G_FILE_TEST_EXISTS));
+
+        /* Shared, but the guest never answers: the server is started, the wait fails. */
+        g_assert_true (
+                corral_shares_add (f->vm_dir, f->folder, FS_MODE_RW, "notes", NULL, NULL, &error));
+        assert_not_mounted (f, 300);
+        guest = guest_accept (listener);
+        assert_not_mounted (f, 300);
+        /* Answers that are not the client's answer to this server's HELLO do not count. */
+        guest_say_hello (guest, "fs-client", "00112233445566778899aabbccddeeff");
+        guest_say_hello (guest, "fs-server", guest->nonce);
+        assert_not_mounted (f, 300);
+
+        /* The answer comes a moment later: the wait ends with it, not before. */
+        g_assert_true (wait_for_late_guest (f, guest));
+        /* Mounted: at once from now on. */
+        g_assert_true (corral_shares_wait_mounted (f->vm_dir, 1, NULL, &error));
+        g_assert_no_error (error);
+
+        /* The VM's port closes (the VM stopped, or QEMU restarted): what the old server saw
+         * no longer counts, even before it has left. The next server (started by the wait, as
+         * the port is still there) needs its own answer. */
+        g_clear_pointer (&guest, guest_end_free);
+        assert_not_mounted (f, 300);
+        next = guest_accept (listener);
+        g_assert_true (wait_for_late_guest (f, next));
+
+        g_socket_close (next->socket, NULL); /* the VM's port closes: the server leaves */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -419,5 +584,6 @@ main (int argc, char **argv)
         g_test_add ("/shares/approved-delete", Fixture, NULL, setup, test_approved_delete,
                     teardown);
         g_test_add ("/shares/managed-policy", Fixture, NULL, setup, test_managed_policy, teardown);
+        g_test_add ("/shares/wait-mounted", Fixture, NULL, setup, test_wait_mounted, teardown);
         return g_test_run ();
 }
