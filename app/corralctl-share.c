@@ -53,14 +53,18 @@ parse_mode (const char *text, FsMode *ret, GError **error)
         return FALSE;
 }
 
-void
+gboolean
 corralctl_share_ensure (const char *vm_dir)
 {
         g_autoptr (GError) error = NULL;
         g_autofree char *port = g_build_filename (vm_dir, "fs.sock", NULL);
 
-        if (g_file_test (port, G_FILE_TEST_EXISTS) && !corral_shares_ensure_server (vm_dir, &error))
-                g_printerr ("corralctl: shared folders are unavailable: %s\n", error->message);
+        if (!g_file_test (port, G_FILE_TEST_EXISTS))
+                return FALSE;
+        if (corral_shares_ensure_server (vm_dir, &error))
+                return TRUE;
+        g_printerr ("corralctl: shared folders are unavailable: %s\n", error->message);
+        return FALSE;
 }
 
 gboolean
@@ -159,6 +163,7 @@ corralctl_share_main (int argc, char **argv)
         g_autoptr (GError) error = NULL;
         g_autofree char *vm_dir = NULL, *given = NULL;
         FsMode mode = FS_MODE_RO;
+        gboolean running;
 
         for (int i = 2; i < argc; i++) {
                 if (g_str_equal (argv[i], "--mode") && i + 1 < argc)
@@ -179,7 +184,7 @@ corralctl_share_main (int argc, char **argv)
                 return report (error);
         if (!(vm_dir = vm_dir_for (pos->pdata[0], &error)))
                 return report (error);
-        corralctl_share_ensure (vm_dir);
+        running = corralctl_share_ensure (vm_dir);
 
         if (g_str_equal (cmd, "ls") && pos->len == 1)
                 return cmd_ls (vm_dir);
@@ -187,6 +192,11 @@ corralctl_share_main (int argc, char **argv)
                 g_ptr_array_add (protect, NULL);
                 if (!corral_shares_add (vm_dir, pos->pdata[1], mode, name,
                                         (const char *const *) protect->pdata, &given, &error))
+                        return report (error);
+                /* The file server may have started just now (a VM created without shares has
+                 * none before): the next command must see this share (SECURITY.md F17). */
+                if (running && !corral_shares_wait_mounted (vm_dir, CORRAL_SHARES_MOUNT_TIMEOUT_MS,
+                                                            NULL, &error))
                         return report (error);
                 g_print ("shared %s as /workspace/%s (%s)\n", (char *) pos->pdata[1], given,
                          fs_mode_describe (mode));

@@ -12,5 +12,6 @@ int corralctl_share_main (int argc, char **argv);
  * (its file server started). Prints what was shared. FALSE with an error. */
 gboolean corralctl_share_add_spec (const char *vm_dir, const char *spec, GError **error);
 
-/* Starts the VM's file server if the VM runs; a message on stderr if it cannot. */
-void corralctl_share_ensure (const char *vm_dir);
+/* Starts the VM's file server if the VM runs; a message on stderr if it cannot. TRUE when a
+ * server runs. */
+gboolean corralctl_share_ensure (const char *vm_dir);

@@ -10,6 +10,7 @@
 #include "corral-egress-vm.h"
 #include "corral-image.h"
 #include "corral-process.h"
+#include "corral-shares.h"
 #include "corral-vm-disk.h"
 #include "corral-vm-fork.h"
 #include "corral-vm-gc.h"
@@ -75,13 +76,32 @@ ready_image (const char *name, GError **error)
         return corral_image_build_finish (corralctl_wait_for (&res), error);
 }
 
+/* A running VM's file server and network proxy, and its shares. It is ready only once the guest
+ * has mounted them, so that the first command sees them (SECURITY.md F17). */
+static gboolean
+services_ready (const char *vm_dir, GPtrArray *shares, GError **error)
+{
+        g_autoptr (GError) net_error = NULL;
+
+        corralctl_share_ensure (vm_dir);
+        for (guint i = 0; shares && i < shares->len; i++)
+                if (!corralctl_share_add_spec (vm_dir, shares->pdata[i], error))
+                        return FALSE;
+        /* Started before the wait: the guest's proxy sets up its session meanwhile. */
+        if (!corral_egress_vm_ensure (vm_dir, &net_error))
+                g_printerr (_ ("corralctl: the VM has no network: %s\n"), net_error->message);
+        return corral_shares_wait_mounted (vm_dir, CORRAL_SHARES_MOUNT_TIMEOUT_MS, NULL, error);
+}
+
 /* Warm pool ---------------------------------------------------------------------------------- */
 
-static void ensure_services (CorralVmManager *m, const char *name);
+static gboolean
+ensure_services (CorralVmManager *m, const char *name, GPtrArray *shares, GError **error);
 
-/* Returns the exit status, or -1 when the pool is empty (the caller boots normally). */
+/* Returns the exit status, or -1 when the pool is empty (the caller boots normally). shares:
+ * the PATH:MODE specs of --share, given to the VM handed out. */
 static int
-take_from_pool (CorralVmManager *m, const char *name)
+take_from_pool (CorralVmManager *m, const char *name, GPtrArray *shares)
 {
         g_autoptr (CorralVmPool) pool = corral_vm_pool_new (m, NULL);
         g_autoptr (GAsyncResult) res = NULL;
@@ -95,8 +115,7 @@ take_from_pool (CorralVmManager *m, const char *name)
                 g_print ("%s: running (warm pool VM %s, agent %s)\n", name, vm_name,
                          corral_agent_client_get_agent_version (client));
                 corral_agent_client_close (client);
-                ensure_services (m, name);
-                return 0;
+                return ensure_services (m, name, shares, &error) ? 0 : report (error);
         }
         if (!g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM))
                 return report (error);
@@ -211,7 +230,7 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                         return EXIT_CTL;
                 }
         }
-        if (from_pool && (pool_ret = take_from_pool (m, name)) >= 0)
+        if (from_pool && (pool_ret = take_from_pool (m, name, shares)) >= 0)
                 return pool_ret;
         if (!(image = ready_image (image_name, &error)))
                 return report (error);
@@ -232,12 +251,7 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
                 return report (error);
         g_print ("%s: %s (%s, %s)\n", info->name, corral_vm_state_to_string (info->state),
                  info->transport, info->accel);
-        for (guint i = 0; i < shares->len; i++)
-                if (!corralctl_share_add_spec (info->vm_dir, shares->pdata[i], &error))
-                        return report (error);
-        if (!corral_egress_vm_ensure (info->vm_dir, &error))
-                g_printerr (_ ("corralctl: the VM has no network: %s\n"), error->message);
-        return 0;
+        return services_ready (info->vm_dir, shares, &error) ? 0 : report (error);
 }
 
 static int
@@ -377,22 +391,19 @@ static const struct {
         { "rm", CORRAL_VM_OP_REMOVE },
 };
 
-/* A VM that (re)started needs its file server and its network proxy: their ports are new. */
-static void
-ensure_services (CorralVmManager *m, const char *name)
+/* A VM that (re)started needs its file server and its network proxy: their ports are new.
+ * shares: more PATH:MODE specs to share (nullable). */
+static gboolean
+ensure_services (CorralVmManager *m, const char *name, GPtrArray *shares, GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (CorralVmInfo) info = NULL;
 
         corral_vm_manager_lookup_async (m, name, NULL, corralctl_got_result, &res);
         info = corral_vm_manager_lookup_finish (m, corralctl_wait_for (&res), NULL);
-        if (info && info->vm_dir && info->state == CORRAL_VM_STATE_RUNNING) {
-                g_autoptr (GError) error = NULL;
-
-                corralctl_share_ensure (info->vm_dir);
-                if (!corral_egress_vm_ensure (info->vm_dir, &error))
-                        g_printerr (_ ("corralctl: the VM has no network: %s\n"), error->message);
-        }
+        if (!info || !info->vm_dir || info->state != CORRAL_VM_STATE_RUNNING)
+                return TRUE;
+        return services_ready (info->vm_dir, shares, error);
 }
 
 static int
@@ -446,9 +457,9 @@ corralctl_vm_main (int argc, char **argv)
                         continue;
                 corral_vm_manager_op_async (m, argv[2], simple_ops[i].op, NULL,
                                             corralctl_got_result, &res);
-                if (!corral_vm_manager_op_finish (m, corralctl_wait_for (&res), &error))
+                if (!corral_vm_manager_op_finish (m, corralctl_wait_for (&res), &error) ||
+                    !ensure_services (m, argv[2], NULL, &error))
                         return report (error);
-                ensure_services (m, argv[2]);
                 return 0;
         }
         return usage ();
@@ -472,8 +483,9 @@ corralctl_vm_connect (const char *name,
         if (!connect_client (m, name, client, error))
                 return FALSE;
         /* Re-attach: the file server and the network proxy may have gone (they exit with the
-         * VM's ports). */
-        ensure_services (m, name);
+         * VM's ports); a new server's shares are there for the first command too. */
+        if (!ensure_services (m, name, NULL, error))
+                return FALSE;
         *ret_manager = g_steal_pointer (&m);
         *ret_client = g_steal_pointer (&client);
         return TRUE;

@@ -1,5 +1,6 @@
 /* corral-vm-launcher.c — starting a task's workspace: open libvirt, build or verify the image,
- * create the VM, share the folder, start the network daemon, connect to the guest agent.
+ * create the VM, share the folder, start the network daemon, connect to the guest agent, wait
+ * until the guest has mounted the folder.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -70,6 +71,35 @@ fail_if (GTask *task, GError *error)
 }
 
 static void
+on_mounted (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Launch *l = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        corral_ui_run_in_thread_finish (res, &error);
+        if (fail_if (task, error))
+                return;
+        report (task, CORRAL_LAUNCH_STAGE_CONNECT, 1.0, NULL);
+        g_task_return_pointer (task, g_steal_pointer (&l->result),
+                               (GDestroyNotify) corral_launch_result_free);
+        g_object_unref (task);
+}
+
+/* Worker thread: the task is ready only once the guest has mounted the folder, so that the
+ * agent's first command sees it (SECURITY.md F17). Seconds at most once the agent answers. */
+static gpointer
+wait_mounted (gpointer data, GCancellable *cancellable, GError **error)
+{
+        Launch *l = data;
+
+        if (!corral_shares_wait_mounted (l->result->vm_dir, CORRAL_SHARES_MOUNT_TIMEOUT_MS,
+                                         cancellable, error))
+                return NULL;
+        return GINT_TO_POINTER (TRUE);
+}
+
+static void
 on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         GTask *task = user_data;
@@ -79,10 +109,8 @@ on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
         if (!corral_vm_manager_connect_agent_finish (CORRAL_VM_MANAGER (source), res, &error) &&
             fail_if (task, error))
                 return;
-        report (task, CORRAL_LAUNCH_STAGE_CONNECT, 1.0, NULL);
-        g_task_return_pointer (task, g_steal_pointer (&l->result),
-                               (GDestroyNotify) corral_launch_result_free);
-        g_object_unref (task);
+        corral_ui_run_in_thread (wait_mounted, l, NULL, NULL, g_task_get_cancellable (task),
+                                 on_mounted, task);
 }
 
 /* Worker thread: the folder, the network policy, and the two per-VM daemons. */

@@ -57,11 +57,21 @@ log "creating the VM with three shares"
 "$CTL" vm create mtest --share "$DATA/ro:ro" --share "$DATA/rw:rw" --share "$DATA/nd:rw-nodelete" ||
 	skip "cannot create a VM here"
 
-# The guest mounts /workspace a moment after the agent answers.
-for _ in $(seq 100); do
-	run 'test -e /workspace/ro/hello.txt' 2>/dev/null && break
-	sleep 0.2
-done
+# SECURITY.md F17: create and start return only once the guest has mounted the shares. Checked
+# twice: the guest's file service has already started when they return (certain to fail if they
+# return at once: that takes a boot), and the very first command sees the shares (no retry: a
+# retry would hide exactly this race, which the agent's first command used to lose now and then).
+fs_starts() {
+	n=$(grep -c "corral-init: fs started" "$STATE/corral/vms/$1/console.log" 2>/dev/null)
+	echo "${n:-0}"
+}
+first_sees() { # WHAT, the count of fs_starts before it
+	[ "$(fs_starts mtest)" -gt "$2" ] || fail "$1 returned before the guest's file service started"
+	out=$(run 'ls /workspace/ro /workspace/nd' 2>&1)
+	case $out in *hello.txt*) ;; *) fail "the first command after $1 saw: $out" ;; esac
+	case $out in *keep.txt*) ;; *) fail "the first command after $1 saw: $out" ;; esac
+}
+first_sees "vm create --share" 0
 
 out=$(run 'cat /workspace/ro/hello.txt') || fail "cannot read a read-only share"
 [ "$out" = "read me" ] || fail "read '$out' from the read-only share"
@@ -152,6 +162,14 @@ if [ -z "$back" ]; then
 	fail "shares did not come back after the file server died"
 fi
 
+log "the first command after vm start sees the shares, every time"
+for i in 1 2 3; do
+	"$CTL" vm destroy mtest >/dev/null 2>&1 || fail "vm destroy ($i)"
+	before=$(fs_starts mtest)
+	"$CTL" vm start mtest || fail "vm start ($i)"
+	first_sees "vm start ($i)" "$before"
+done
+
 log "the standard image: git and python in a shared folder"
 "$CTL" vm destroy mtest >/dev/null 2>&1
 "$CTL" vm rm mtest >/dev/null 2>&1
@@ -164,10 +182,9 @@ cp -a "$DATA/upstream" "$DATA/proj/upstream"
 "$CTL" vm create mstd --image standard --share "$DATA/proj:rw" || fail "cannot create a standard VM"
 trap '"$CTL" vm destroy mstd >/dev/null 2>&1; "$CTL" vm rm mstd >/dev/null 2>&1; cleanup' EXIT
 runs() { "$CTL" exec mstd -- sh -c "$1"; }
-for _ in $(seq 150); do
-	runs 'test -d /workspace/proj/upstream' 2>/dev/null && break
-	sleep 0.2
-done
+# As on the minimal image (F17).
+[ "$(fs_starts mstd)" -gt 0 ] || fail "vm create returned before the guest's file service started"
+[ "$(runs 'ls /workspace/proj' 2>&1)" = upstream ] || fail "the first command did not see /workspace/proj"
 runs 'cd /workspace/proj && git clone -q upstream clone && cd clone &&
 	git config user.name agent && git config user.email agent@example.com &&
 	echo change >> README && git commit -qam change && git status --porcelain' ||
