@@ -33,6 +33,7 @@
 #include "corral-glib-compat.h"
 #include "corral-unix.h"
 #include "fs-managed.h"
+#include "fs-own.h"
 #include "fs-server.h"
 #include "proto.h"
 
@@ -587,21 +588,33 @@ on_signal (gpointer user_data)
         return G_SOURCE_CONTINUE;
 }
 
-/* Paths protected in every share: the managed policy's and --protect's. */
+/* Paths protected and hidden in every share: the managed policy's and --protect's. */
 static gboolean
-set_protected (FsServer *server, const char *policy_path, char **protect, GError **error)
+set_policy_paths (FsServer *server, const char *policy_path, char **protect, GError **error)
 {
-        g_auto (GStrv) managed = NULL, all = NULL;
+        g_auto (GStrv) managed = NULL, hidden = NULL, all = NULL;
         g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
 
-        if (policy_path && !fs_managed_load (policy_path, &managed, error))
+        if (policy_path && !fs_managed_load_all (policy_path, &managed, &hidden, error))
                 return FALSE;
         if (managed)
                 g_strv_builder_addv (b, (const char **) managed);
         if (protect)
                 g_strv_builder_addv (b, (const char **) protect);
         all = g_strv_builder_end (b);
-        return fs_server_set_policy_protected (server, (const char *const *) all, error);
+        return fs_server_set_policy_paths (server, (const char *const *) all,
+                                           (const char *const *) hidden, error);
+}
+
+/* Corral's own folders (fs-own.h), this VM's among them: never shared, hidden inside shares. */
+static void
+set_own_dirs (FsServer *server, const char *config_path, const char *keep_dir)
+{
+        g_autofree char *vm_dir = config_path ? g_path_get_dirname (config_path) : NULL;
+        const char *extra[] = { keep_dir, vm_dir, NULL };
+        g_auto (GStrv) dirs = fs_own_dirs (extra);
+
+        fs_server_set_own_dirs (server, (const char *const *) dirs);
 }
 
 int
@@ -688,7 +701,8 @@ main (int argc, char **argv)
                 }
                 fs_server_set_shm (server, d.shm, d.shm_size);
         }
-        if (!set_protected (server, policy_path, protect, &error)) {
+        set_own_dirs (server, config_path, keep_dir);
+        if (!set_policy_paths (server, policy_path, protect, &error)) {
                 g_printerr ("corral-fsd: %s\n", error->message);
                 return 2;
         }

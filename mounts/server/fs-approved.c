@@ -105,11 +105,16 @@ resolve (FsServer *s,
                              _ ("“%s” is not a path inside the shared folder"), path);
                 return FALSE;
         }
-        /* Approval does not reach what no mode may change. */
-        if (fs_protected_match (share->protected, path, NULL) ||
-            fs_protected_is_ancestor (share->protected, path, NULL))
-                return refuse (error, _ ("“%s” is a protected path; Corral never deletes it"),
-                               path);
+        /* Approval does not reach what no mode may change (protected, hidden, git's). */
+        {
+                FsCtx check = { .s = s };
+                r = fs_check_change_at (&check, share, path, FS_CHANGE_REMOVE, 0);
+                g_free (check.detail);
+                if (r < 0 && check.rule)
+                        return refuse (error,
+                                       _ ("“%s” is a protected path; Corral never deletes it"),
+                                       path);
+        }
         parent = g_path_get_dirname (path);
         r = fs_resolve_open (share->root_fd, share->dev, g_str_equal (parent, ".") ? "" : parent,
                              O_PATH | O_DIRECTORY, 0, ret_dirfd);

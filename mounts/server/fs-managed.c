@@ -5,7 +5,7 @@
 #include "fs-managed.h"
 
 #include "corral-glib-compat.h"
-#include "fs-policy.h"
+#include "fs-paths.h"
 #include "proto.h"
 
 #include <cjson/cJSON.h>
@@ -46,51 +46,59 @@ invalid (GError **error, char *message /* (transfer full) */)
         return FALSE;
 }
 
+/* sharedFolders.KEY: a list of at most FS_MANAGED_MAX_PROTECTED path patterns. */
 static gboolean
-parse_protected (const cJSON *folders, const char *origin, GStrvBuilder *out, GError **error)
+parse_paths (const cJSON *folders,
+             const char *key,
+             const char *origin,
+             GStrvBuilder *out,
+             GError **error)
 {
         const cJSON *array = NULL, *item;
         g_autoptr (GError) local = NULL;
         g_autoptr (GPtrArray) patterns = g_ptr_array_new ();
-        g_autoptr (FsProtected) check = NULL;
 
-        int r = proto_json_get_array (folders, "protectedPaths", FS_MANAGED_MAX_PROTECTED, &array);
+        int r = proto_json_get_array (folders, key, FS_MANAGED_MAX_PROTECTED, &array);
         if (r == -ENOENT)
                 return TRUE;
         if (r < 0)
-                return invalid (
-                        error,
-                        g_strdup_printf (
-                                _ ("The managed policy %s is not valid: “sharedFolders."
-                                   "protectedPaths” must be a list of at most 256 paths. %s"),
-                                origin, _ (ASK_IT)));
+                return invalid (error,
+                                g_strdup_printf (_ ("The managed policy %s is not valid: "
+                                                    "“sharedFolders.%s” must be a list of at "
+                                                    "most 256 paths. %s"),
+                                                 origin, key, _ (ASK_IT)));
         cJSON_ArrayForEach (item, array) {
                 if (!cJSON_IsString (item) || strlen (item->valuestring) > MAX_PATTERN_LEN)
                         return invalid (
                                 error,
-                                g_strdup_printf (
-                                        _ ("The managed policy %s is not valid: every entry of "
-                                           "“sharedFolders.protectedPaths” must be a path of "
-                                           "at most 4096 bytes. %s"),
-                                        origin, _ (ASK_IT)));
+                                g_strdup_printf (_ ("The managed policy %s is not valid: every "
+                                                    "entry of “sharedFolders.%s” must be a "
+                                                    "path of at most 4096 bytes. %s"),
+                                                 origin, key, _ (ASK_IT)));
+                /* The same check a share's own patterns get, so a bad entry is caught here,
+                 * by name. */
+                if (!fs_path_pattern_check (item->valuestring, &local))
+                        return invalid (error,
+                                        g_strdup_printf (_ ("The managed policy %s is not valid "
+                                                            "(%s). %s"),
+                                                         origin, local->message, _ (ASK_IT)));
                 g_ptr_array_add (patterns, item->valuestring);
         }
         g_ptr_array_add (patterns, NULL);
-        /* The same check a share's own patterns get, so a bad entry is caught here, by name. */
-        check = fs_protected_new ((const char *const *) patterns->pdata, &local);
-        if (!check)
-                return invalid (error, g_strdup_printf (_ ("The managed policy %s is not valid "
-                                                           "(%s). %s"),
-                                                        origin, local->message, _ (ASK_IT)));
         g_strv_builder_addv (out, (const char **) patterns->pdata);
         return TRUE;
 }
 
 gboolean
-fs_managed_parse (
-        const char *data, size_t len, const char *origin, char ***ret_protect, GError **error)
+fs_managed_parse (const char *data,
+                  size_t len,
+                  const char *origin,
+                  char ***ret_protect,
+                  char ***ret_hide,
+                  GError **error)
 {
         g_autoptr (GStrvBuilder) out = g_strv_builder_new ();
+        g_autoptr (GStrvBuilder) hide = g_strv_builder_new ();
         const cJSON *folders = NULL, *item;
         cJSON *root = NULL;
         gboolean ok = FALSE;
@@ -111,7 +119,8 @@ fs_managed_parse (
         }
         /* A misspelt setting would silently not apply: every key here must be known. */
         cJSON_ArrayForEach (item, folders) {
-                if (!g_str_equal (item->string, "protectedPaths")) {
+                if (!g_str_equal (item->string, "protectedPaths") &&
+                    !g_str_equal (item->string, "hiddenPaths")) {
                         invalid (error, g_strdup_printf (_ ("The managed policy %s is not valid: "
                                                             "“sharedFolders” has "
                                                             "an unknown setting “%s”. %s"),
@@ -119,9 +128,12 @@ fs_managed_parse (
                         goto out;
                 }
         }
-        if (folders && !parse_protected (folders, origin, out, error))
+        if (folders && (!parse_paths (folders, "protectedPaths", origin, out, error) ||
+                        !parse_paths (folders, "hiddenPaths", origin, hide, error)))
                 goto out;
         *ret_protect = g_strv_builder_end (out);
+        if (ret_hide)
+                *ret_hide = g_strv_builder_end (hide);
         ok = TRUE;
 out:
         cJSON_Delete (root);
@@ -166,6 +178,12 @@ read_bounded (const char *path, char **ret_data, size_t *ret_len)
 gboolean
 fs_managed_load (const char *path, char ***ret_protect, GError **error)
 {
+        return fs_managed_load_all (path, ret_protect, NULL, error);
+}
+
+gboolean
+fs_managed_load_all (const char *path, char ***ret_protect, char ***ret_hide, GError **error)
+{
         g_autofree char *data = NULL;
         size_t len = 0;
         int r;
@@ -175,6 +193,8 @@ fs_managed_load (const char *path, char ***ret_protect, GError **error)
         r = read_bounded (path, &data, &len);
         if (r == -ENOENT) {
                 *ret_protect = g_new0 (char *, 1);
+                if (ret_hide)
+                        *ret_hide = g_new0 (char *, 1);
                 return TRUE;
         }
         if (r == -EFBIG)
@@ -192,5 +212,5 @@ fs_managed_load (const char *path, char ***ret_protect, GError **error)
                              path, g_strerror (-r));
                 return FALSE;
         }
-        return fs_managed_parse (data, len, path, ret_protect, error);
+        return fs_managed_parse (data, len, path, ret_protect, ret_hide, error);
 }

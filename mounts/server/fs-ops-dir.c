@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -123,18 +124,39 @@ readdir_root (FsCtx *ctx, bool plus)
         return 0;
 }
 
-/* Adds one host entry; false when the client's buffer is full (or the node table). */
+/* Whether the entry name of the folder at dir_path is hidden from the guest (fs-paths.h). */
 static bool
-add_entry (FsCtx *ctx, FsHandle *h, const struct linux_dirent64 *d, bool plus, size_t *used)
+entry_hidden (
+        FsCtx *ctx, FsHandle *h, const char *dir_path, const char *name, const struct stat *st)
+{
+        char path[FS_MAX_PATH];
+
+        if (snprintf (path, sizeof path, "%s%s%s", dir_path, dir_path[0] ? "/" : "", name) >=
+            (int) sizeof path)
+                return true;
+        return fs_check_hidden (ctx->s, h->share, path, st);
+}
+
+/* Adds one host entry: 1 added, 0 skipped (gone meanwhile, or hidden), -1 when the client's
+ * buffer is full (or the node table). */
+static int
+add_entry (FsCtx *ctx,
+           FsHandle *h,
+           const char *dir_path,
+           const struct linux_dirent64 *d,
+           bool plus,
+           size_t *used)
 {
         size_t len = strlen (d->d_name);
         size_t cost = plus ? DIRENTPLUS_COST (len) : DIRENT_COST (len);
         struct stat st;
 
         if (*used + cost > ctx->q->size)
-                return false;
+                return -1;
         if (fstatat (h->fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return true; /* gone meanwhile: skip */
+                return 0; /* gone meanwhile */
+        if (entry_hidden (ctx, h, dir_path, d->d_name, &st))
+                return 0; /* not listed */
 
         if (plus) {
                 int err = 0;
@@ -142,7 +164,7 @@ add_entry (FsCtx *ctx, FsHandle *h, const struct linux_dirent64 *d, bool plus, s
                 FsEntry e = { 0 };
 
                 if (!node)
-                        return false;
+                        return -1;
                 fs_write_u64 (ctx->w, (uint64_t) d->d_off);
                 fs_write_u32 (ctx->w, st.st_mode & S_IFMT);
                 fs_write_str (ctx->w, d->d_name, len);
@@ -156,7 +178,7 @@ add_entry (FsCtx *ctx, FsHandle *h, const struct linux_dirent64 *d, bool plus, s
                 fs_write_str (ctx->w, d->d_name, len);
         }
         *used += cost;
-        return true;
+        return 1;
 }
 
 static int
@@ -165,6 +187,7 @@ op_readdir (FsCtx *ctx, bool plus)
         int err = 0;
         FsHandle *h = fs_handle_get (ctx->s, ctx->q->handle, &err);
         char buf[32768] __attribute__ ((aligned (8)));
+        char dir_path[FS_MAX_PATH];
         uint8_t *count_at;
         uint32_t count = 0;
         size_t used = 0;
@@ -179,6 +202,8 @@ op_readdir (FsCtx *ctx, bool plus)
         if (plus && (h->node->detached || h->node->share->removed))
                 return -ESTALE;
 
+        if (fs_node_path (h->node, dir_path, sizeof dir_path) < 0)
+                return -ESTALE;
         if ((int64_t) ctx->q->offset != h->dir_pos) {
                 if (lseek (h->fd, (off_t) ctx->q->offset, SEEK_SET) < 0)
                         return -errno;
@@ -200,11 +225,13 @@ op_readdir (FsCtx *ctx, bool plus)
                                 h->dir_pos = d->d_off;
                                 continue;
                         }
-                        if (!add_entry (ctx, h, d, plus, &used)) {
+                        int added = add_entry (ctx, h, dir_path, d, plus, &used);
+
+                        if (added < 0) {
                                 full = true;
                                 break;
                         }
-                        count++;
+                        count += (uint32_t) added;
                         h->dir_pos = d->d_off;
                 }
         }

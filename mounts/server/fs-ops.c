@@ -133,42 +133,11 @@ check_writable (FsCtx *ctx, FsShare *share)
         return 0;
 }
 
-/* Whether the anchor of a protected path (see fs-policy.h) was created in this session. */
-static bool
-anchor_created (FsShare *share, const char *path, size_t anchor_len)
-{
-        g_autofree char *anchor = NULL;
-        g_autofd int fd = -1;
-
-        if (anchor_len == 0)
-                return false;
-        anchor = g_strndup (path, anchor_len);
-        if (fs_resolve_open (share->root_fd, share->dev, anchor, O_PATH, 0, &fd) < 0)
-                return false;
-        return fs_share_is_created (share, fd);
-}
-
-static int
-check_protected (FsCtx *ctx, FsShare *share, const char *path, bool ancestors)
-{
-        size_t anchor = 0;
-
-        if (fs_protected_match (share->protected, path, &anchor) ||
-            (ancestors && fs_protected_is_ancestor (share->protected, path, &anchor))) {
-                if (!anchor_created (share, path, anchor))
-                        return REFUSE (ctx, FS_RULE_PROTECTED, EPERM);
-        }
-        return 0;
-}
-
 static mode_t
-clean_mode (const char *path, uint32_t mode)
+clean_mode (uint32_t mode)
 {
-        /* No set-id or sticky bits ever (the server may run as root); hooks never executable. */
-        mode &= 0777;
-        if (fs_path_in_hooks (path))
-                mode &= ~0111u;
-        return mode;
+        /* No set-id or sticky bits ever (the server may run as root). */
+        return mode & 0777;
 }
 
 static int
@@ -228,10 +197,20 @@ op_lookup (FsCtx *ctx)
         if (!parent)
                 return r;
         {
-                char path[FS_MAX_PATH];
+                char path[FS_MAX_PATH], cname[FS_MAX_NAME + 1];
+                bool exists;
+
                 r = open_parent (parent, q->name, path, sizeof path, &fd);
                 if (r < 0)
                         return r;
+                memcpy (cname, q->name.ptr, q->name.len);
+                cname[q->name.len] = '\0';
+                exists = fstatat (fd, cname, &st, AT_SYMLINK_NOFOLLOW) == 0;
+                /* Hidden paths do not exist for the guest, whether or not they do here. */
+                if (fs_check_hidden (ctx->s, parent->share, path, exists ? &st : NULL)) {
+                        ctx->path = g_strdup (path);
+                        return REFUSE (ctx, FS_RULE_HIDDEN, ENOENT);
+                }
         }
         return reply_child_entry (ctx, parent, fd, q->name);
 }
@@ -343,9 +322,10 @@ op_statfs (FsCtx *ctx)
 
 /* Creating ------------------------------------------------------------------------------------ */
 
-/* Common start of the name-creating ops: writable share, parent resolved, path not protected. */
+/* Common start of the name-creating ops: writable share, parent resolved, and a new entry of
+ * this type allowed at the path (fs_check_change). */
 static int
-begin_create (FsCtx *ctx, const char *op, FsNode **ret_parent, int *ret_dirfd)
+begin_create (FsCtx *ctx, const char *op, mode_t type, FsNode **ret_parent, int *ret_dirfd)
 {
         const FsRequest *q = ctx->q;
         char path[FS_MAX_PATH];
@@ -366,8 +346,10 @@ begin_create (FsCtx *ctx, const char *op, FsNode **ret_parent, int *ret_dirfd)
         ctx->path = g_strdup (path);
         r = check_writable (ctx, parent->share);
         if (r == 0)
-                r = check_protected (ctx, parent->share, path, false);
-        if (r < 0) {
+                r = fs_check_change (ctx, parent->share, *ret_dirfd, path, FS_CHANGE_CREATE, type);
+        if (r != 0) {
+                if (r > 0)
+                        r = REFUSE (ctx, FS_RULE_GIT, EPERM);
                 close (*ret_dirfd);
                 *ret_dirfd = -1;
                 return r;
@@ -382,11 +364,11 @@ op_mkdir (FsCtx *ctx)
         g_autofree char *name = name_dup (ctx->q->name);
         g_autofd int dirfd = -1, fd = -1;
         FsNode *parent = NULL;
-        int r = begin_create (ctx, "mkdir", &parent, &dirfd);
+        int r = begin_create (ctx, "mkdir", S_IFDIR, &parent, &dirfd);
 
         if (r < 0)
                 return r;
-        if (mkdirat (dirfd, name, clean_mode (ctx->path, ctx->q->mode)) < 0)
+        if (mkdirat (dirfd, name, clean_mode (ctx->q->mode)) < 0)
                 return -errno;
         fd = openat (dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0)
@@ -402,12 +384,12 @@ op_symlink (FsCtx *ctx)
         g_autofree char *target = name_dup (q->name2);
         g_autofd int dirfd = -1;
         FsNode *parent = NULL;
-        int r = begin_create (ctx, "symlink", &parent, &dirfd);
+        int r = begin_create (ctx, "symlink", S_IFLNK, &parent, &dirfd);
 
         if (r < 0)
                 return r;
         ctx->path2 = g_strdup (target);
-        if (!fs_symlink_target_inside (ctx->path, target, q->name2.len))
+        if (!fs_symlink_target_allowed (ctx->path, target, q->name2.len))
                 return REFUSE (ctx, FS_RULE_OUTSIDE, EPERM);
         if (symlinkat (target, dirfd, name) < 0)
                 return -errno;
@@ -419,7 +401,7 @@ op_mknod (FsCtx *ctx)
 {
         g_autofd int dirfd = -1;
         FsNode *parent = NULL;
-        int r = begin_create (ctx, "mknod", &parent, &dirfd);
+        int r = begin_create (ctx, "mknod", S_IFREG, &parent, &dirfd);
 
         if (r < 0)
                 return r;
@@ -502,7 +484,7 @@ op_remove (FsCtx *ctx)
                 return r;
         if (parent->share->mode == FS_MODE_RW_NODELETE)
                 return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
-        r = check_protected (ctx, parent->share, path, true);
+        r = fs_check_change (ctx, parent->share, dirfd, path, FS_CHANGE_REMOVE, 0);
         if (r < 0)
                 return r;
 
@@ -607,9 +589,8 @@ op_rename (FsCtx *ctx)
 
         r = check_writable (ctx, parent->share);
         if (r == 0)
-                r = check_protected (ctx, parent->share, path, true);
-        if (r == 0)
-                r = check_protected (ctx, parent->share, npath, true);
+                r = fs_check_rename (ctx, parent->share, dirfd, name, path, ndirfd, newname, npath,
+                                     (q->flags & FS_RENAME_EXCHANGE) != 0);
         if (r == 0 && parent->share->mode == FS_MODE_RW_NODELETE)
                 r = check_nodelete_rename (ctx, parent->share, dirfd, name, ndirfd, newname);
         if (r < 0)
@@ -643,7 +624,9 @@ check_content_change (
         int r = check_writable (ctx, share);
 
         if (r == 0)
-                r = check_protected (ctx, share, path, false);
+                r = fs_check_change_at (ctx, share, path, FS_CHANGE_WRITE, 0);
+        if (r > 0)
+                r = REFUSE (ctx, FS_RULE_GIT, EPERM);
         if (r < 0)
                 return r;
         if (S_ISREG (st->st_mode) && st->st_nlink > 1)
@@ -682,7 +665,7 @@ setattr_apply (FsCtx *ctx, FsNode *node, int pathfd, const struct stat *st)
         if (set->valid & FS_SET_MODE) {
                 if (S_ISLNK (st->st_mode))
                         return -EOPNOTSUPP;
-                if (chmod (proc, clean_mode (ctx->path, set->mode)) < 0)
+                if (chmod (proc, clean_mode (set->mode)) < 0)
                         return -errno;
         }
         if (set->valid & (FS_SET_ATIME | FS_SET_MTIME | FS_SET_ATIME_NOW | FS_SET_MTIME_NOW)) {
@@ -869,14 +852,14 @@ op_create (FsCtx *ctx)
         struct stat st;
         int r, err = 0;
 
-        r = begin_create (ctx, "create", &parent, &dirfd);
+        r = begin_create (ctx, "create", S_IFREG, &parent, &dirfd);
         if (r < 0)
                 return r;
         /* Always exclusive on the host: an existing name goes through the checks of OPEN. */
         fd = openat (dirfd, name,
                      wire_to_open_flags (q->flags & (FS_O_ACCMODE | FS_O_APPEND)) | O_CREAT |
                              O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-                     clean_mode (ctx->path, q->mode));
+                     clean_mode (q->mode));
         if (fd < 0 && errno == EEXIST && !(q->flags & FS_O_EXCL)) {
                 node = fs_node_child (ctx->s, parent, q->name.ptr, q->name.len, &err);
                 if (!node)
@@ -899,7 +882,6 @@ op_create (FsCtx *ctx)
                 return -errno;
         if (fstat (fd, &st) < 0)
                 return -errno;
-        fs_share_mark_created (parent->share, fd);
         node = fs_node_child (ctx->s, parent, q->name.ptr, q->name.len, &err);
         if (!node)
                 return REFUSE (ctx, FS_RULE_LIMIT, -err);

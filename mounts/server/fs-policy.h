@@ -29,47 +29,33 @@ typedef enum {
 #define FS_RULE_WORKSPACE "workspace-root"
 #define FS_RULE_OWNER "ownership"
 #define FS_RULE_KEEP_FULL "keep-full" /* no room left for the kept copy a replace needs */
+#define FS_RULE_HIDDEN "hidden-path"
+#define FS_RULE_GIT "git-metadata"
 
 gboolean fs_mode_parse (const char *text, FsMode *ret);
 const char *fs_mode_to_string (FsMode mode);
 /* "Can read", "Can edit", "Can edit, but not delete" (translatable, for people). */
 const char *fs_mode_describe (FsMode mode);
 
-/* Protected paths ----------------------------------------------------------------------------- */
-
-typedef struct _FsProtected FsProtected;
-
-/* The default list (.git/hooks/, .git/config, CI configs, IDE task files, shell rc files) plus
- * extra patterns. A pattern is a relative path of components ("a/b"); a trailing '/' protects
- * everything beneath it. Patterns match at any depth, ASCII case-insensitively. Returns NULL
- * and sets error for a malformed extra pattern (absolute, empty component, "." or ".."). */
-FsProtected *fs_protected_new (const char *const *extra, GError **error);
-void fs_protected_free (FsProtected *p);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsProtected, fs_protected_free)
-
-const char *const *fs_protected_defaults (void);
-
-/* Whether path (components joined by '/', relative to the share root, "" for the root) is a
- * protected path. When it is, *ret_anchor_len is the length of the prefix of path that names
- * the anchor: the directory whose creation in this session lifts the protection (the ".git" of
- * ".git/config"; the parent folder of ".bashrc"; 0 when that is the share root). */
-bool fs_protected_match (const FsProtected *p, const char *path, size_t *ret_anchor_len);
-
-/* Whether path is a folder on the way to a protected path (".git", ".github", ".vscode"):
- * renaming such a folder, or renaming something onto its name, would move protected paths
- * around, so both are refused unless its anchor was created in this session. Same anchor
- * convention as fs_protected_match (the anchor of ".git" is ".git" itself). */
-bool fs_protected_is_ancestor (const FsProtected *p, const char *path, size_t *ret_anchor_len);
-
-/* Whether path lies in a hooks folder (".git/hooks/..."): files created there never get
- * execute bits, even in a repository the agent created. */
-bool fs_path_in_hooks (const char *path);
-
 /* Symlinks ------------------------------------------------------------------------------------ */
 
-/* Whether a symlink stored at link_path (relative to the share root) with this target stays in
- * the share when followed, judging the text alone: relative, no NUL, never climbing above the
- * root. Absolute targets are outside. */
+/* The number of components of path ("" has none; empty components do not count). */
+int fs_path_depth (const char *path);
+
+/* The strict form of a link the guest makes: a relative target whose ".." components all come
+ * before any name. Returns how many ".." it starts with, or -1 when it is absolute, holds a
+ * NUL, or climbs after a name ("a/..", "l/../..": a name may itself be a link, so the chain
+ * the host follows is not what the text says). */
+int fs_symlink_climb (const char *target, size_t target_len);
+
+/* Whether the guest may make a link at link_path (relative to the share root) with this
+ * target: the strict form, climbing no higher than the share root. A link allowed here
+ * resolves inside the share on the host whatever links it passes through, as long as every
+ * link in the share was allowed here (renames keep that: fs-ops.c checks depths). */
+bool fs_symlink_target_allowed (const char *link_path, const char *target, size_t target_len);
+
+/* The lenient check for links the guest did not make (the person's own): whether the text
+ * stays inside when read alone. Absolute targets are outside. */
 bool fs_symlink_target_inside (const char *link_path, const char *target, size_t target_len);
 
 /* Human explanation of a refusal for the audit log and the agent's tool output. */

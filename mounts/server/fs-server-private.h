@@ -6,6 +6,8 @@
 
 #include <sys/stat.h>
 
+#include "fs-own.h"
+#include "fs-paths.h"
 #include "fs-server.h"
 
 #define FS_MAX_DEPTH 256
@@ -17,6 +19,7 @@
 
 typedef struct _FsNode FsNode;
 
+
 typedef struct {
         gint refs;
         char *name;
@@ -25,12 +28,12 @@ typedef struct {
         dev_t dev;
         ino_t ino;
         FsMode mode;
-        FsProtected *protected;
+        FsPathRules *paths; /* protected and hidden paths */
         char **extra; /* the share's own protected patterns, for listing */
         bool removed;
         FsNode *root_node; /* while the guest holds it */
-        /* "dev:ino:btime" of files and folders the guest created in this session: protected-
-         * path anchors created here are the agent's own; rw-nodelete may replace them. */
+        /* "dev:ino:btime" of the folders the guest created in this session: a git directory
+         * created here is the agent's own repository (its config may be replaced, checked). */
         GHashTable *created;
 } FsShare;
 
@@ -77,6 +80,8 @@ struct _FsServer {
         gint64 keep_recounted; /* monotonic µs of the last recount at the quota */
         GHashTable *keep_last; /* "share/path" -> the path of its latest kept copy */
         char **policy_protected; /* patterns every share gets */
+        char **policy_hidden;
+        GArray *own_dirs; /* FsDirId: Corral's own folders and the keychain's, never shared */
         uint8_t *shm; /* file contents travel here when the client asks (not owned) */
         size_t shm_size;
         FsAudit *audit;
@@ -94,6 +99,7 @@ typedef struct {
         const char *audit_op; /* set when the op changes something */
         char *path; /* audit path (owned) */
         char *path2; /* audit second path (owned) */
+        char *detail; /* what exactly a refusal found, for the audit message (owned) */
         int64_t size;
 } FsCtx;
 
@@ -121,6 +127,41 @@ void fs_share_mark_created (FsShare *share, int fd);
 /* The key of share->created for a name in dirfd (NULL if it cannot be stat()ed). */
 char *fs_created_key_at (int dirfd, const char *name);
 bool fs_share_is_created (FsShare *share, int fd);
+/* Whether st is one of Corral's own folders (fs_server_set_own_dirs): never shown. */
+bool fs_server_is_own_dir (FsServer *s, const struct stat *st);
+
+/* fs-ops-check.c */
+typedef enum {
+        FS_CHANGE_WRITE, /* content or attributes of what is there */
+        FS_CHANGE_REMOVE, /* unlink, rmdir, or renamed away */
+        FS_CHANGE_CREATE, /* a new, empty file, folder or link */
+        FS_CHANGE_MOVE_IN, /* renamed onto this path, with whatever it holds */
+} FsChange;
+/* fs_check_change's answer for a regular file renamed onto the config of a repository the
+ * guest created: allowed only after its text passes fs_git_config_check. */
+#define FS_CHECK_CONFIG 1
+/* Whether the guest may make change to path (relative to the share root; dirfd is its
+ * folder): hidden and protected paths, folders on the way to them, and git's metadata
+ * (fs-git.h). type: S_IFREG, S_IFDIR or S_IFLNK of what arrives (0 otherwise). 0, or
+ * FS_CHECK_CONFIG, or a refusal with ctx->rule set. */
+int fs_check_change (
+        FsCtx *ctx, FsShare *share, int dirfd, const char *path, FsChange change, mode_t type);
+/* The same, resolving path's folder itself. */
+int fs_check_change_at (FsCtx *ctx, FsShare *share, const char *path, FsChange change, mode_t type);
+/* Every rule a rename meets: name (in dirfd, at path) leaves and arrives at npath (newname in
+ * ndirfd) — and, for an exchange, the other way too; what it replaces is removed; a repository
+ * config arriving is checked (fs_git_config_check); links keep resolving inside the share. */
+int fs_check_rename (FsCtx *ctx,
+                     FsShare *share,
+                     int dirfd,
+                     const char *name,
+                     const char *path,
+                     int ndirfd,
+                     const char *newname,
+                     const char *npath,
+                     bool exchange);
+/* Whether path (or, when st is given, the folder it is) is hidden from the guest. */
+bool fs_check_hidden (FsServer *s, FsShare *share, const char *path, const struct stat *st);
 
 /* fs-ops.c */
 /* The node's path (into path) and an fd of it, opened with flags beneath the share root. */

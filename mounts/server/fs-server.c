@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
+#include "fs-own.h"
 #include "fs-resolve.h"
 
 #define DEFAULT_MAX_HANDLES 4096
@@ -38,7 +39,7 @@ share_unref (FsShare *share)
                 return;
         if (share->root_fd >= 0)
                 close (share->root_fd);
-        fs_protected_free (share->protected);
+        fs_path_rules_free (share->paths);
         g_strfreev (share->extra);
         g_hash_table_unref (share->created);
         g_free (share->name);
@@ -117,7 +118,7 @@ fs_server_add_share (FsServer *s,
                      const char *const *extra_protected,
                      GError **error)
 {
-        g_autoptr (FsProtected) protected = NULL;
+        g_autoptr (FsPathRules) paths = NULL;
         g_autofd int fd = -1;
         struct stat st;
         FsShare *share;
@@ -149,8 +150,9 @@ fs_server_add_share (FsServer *s,
                 if (extra_protected)
                         g_strv_builder_addv (all, (const char **) extra_protected);
                 patterns = g_strv_builder_end (all);
-                protected = fs_protected_new ((const char *const *) patterns, error);
-                if (!protected)
+                paths = fs_path_rules_new ((const char *const *) patterns,
+                                           (const char *const *) s->policy_hidden, error);
+                if (!paths)
                         return FALSE;
         }
 
@@ -164,6 +166,15 @@ fs_server_add_share (FsServer *s,
                 return FALSE;
         }
 
+        if (fs_own_ids_enclose (s->own_dirs, fd)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+                             _ ("“%s” holds Corral's own files (its settings, virtual machines "
+                                "or the keychain) and cannot be shared: the assistant could "
+                                "change its own permissions there. Choose another folder."),
+                             path);
+                return FALSE;
+        }
+
         share = g_new0 (FsShare, 1);
         share->refs = 1;
         share->name = g_strdup (name);
@@ -172,7 +183,7 @@ fs_server_add_share (FsServer *s,
         share->dev = st.st_dev;
         share->ino = st.st_ino;
         share->mode = mode;
-        share->protected = g_steal_pointer (&protected);
+        share->paths = g_steal_pointer (&paths);
         share->extra = extra_protected ? g_strdupv ((char **) extra_protected) : g_new0 (char *, 1);
         share->created = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
         g_hash_table_insert (s->shares, share->name, share);
@@ -655,6 +666,7 @@ fs_server_new (const char *keep_dir, FsAudit *audit)
         s->max_nodes = DEFAULT_MAX_NODES;
         s->keep_dir = g_strdup (keep_dir);
         s->audit = audit;
+        s->own_dirs = g_array_new (FALSE, FALSE, sizeof (FsDirId));
         return s;
 }
 
@@ -701,6 +713,8 @@ fs_server_free (FsServer *s)
         g_free (s->keep_dir);
         fs_keep_clear (s);
         g_strfreev (s->policy_protected);
+        g_strfreev (s->policy_hidden);
+        g_array_unref (s->own_dirs);
         g_free (s);
 }
 
@@ -719,15 +733,33 @@ fs_server_set_shm (FsServer *s, uint8_t *shm, size_t size)
 }
 
 gboolean
-fs_server_set_policy_protected (FsServer *s, const char *const *patterns, GError **error)
+fs_server_set_policy_paths (FsServer *s,
+                            const char *const *protected,
+                            const char *const *hidden,
+                            GError **error)
 {
-        g_autoptr (FsProtected) check = fs_protected_new (patterns, error);
+        g_autoptr (FsPathRules) check = fs_path_rules_new (protected, hidden, error);
 
         if (!check)
                 return FALSE;
         g_strfreev (s->policy_protected);
-        s->policy_protected = g_strdupv ((char **) patterns);
+        g_strfreev (s->policy_hidden);
+        s->policy_protected = g_strdupv ((char **) protected);
+        s->policy_hidden = g_strdupv ((char **) hidden);
         return TRUE;
+}
+
+void
+fs_server_set_own_dirs (FsServer *s, const char *const *paths)
+{
+        g_array_unref (s->own_dirs);
+        s->own_dirs = fs_own_ids (paths);
+}
+
+bool
+fs_server_is_own_dir (FsServer *s, const struct stat *st)
+{
+        return fs_own_ids_contain (s->own_dirs, st);
 }
 
 void
@@ -770,6 +802,11 @@ audit (FsCtx *ctx, int r)
                 message = fs_rule_explain (ctx->rule, ctx->share ? ctx->share->name : "workspace",
                                            ctx->share ? ctx->share->mode : FS_MODE_RO,
                                            ctx->path ? ctx->path : "");
+                if (ctx->detail) {
+                        char *more = g_strdup_printf ("%s (%s)", message, ctx->detail);
+                        g_free (message);
+                        message = more;
+                }
                 rec.message = message;
         } else if (r < 0) {
                 rec.result = "error";
@@ -813,5 +850,6 @@ fs_server_handle (FsServer *s, const uint8_t *payload, size_t len, FsWriter *w)
                 audit (&ctx, r);
         g_free (ctx.path);
         g_free (ctx.path2);
+        g_free (ctx.detail);
         return true;
 }

@@ -31,9 +31,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsServer, fs_server_free)
 
 void fs_server_set_notify (FsServer *s, FsNotifyFunc func, void *user_data);
 
-/* Protected patterns that apply to every share added from now on, on top of the defaults and
- * each share's own (IT policy, `corral-fsd --protect`). FALSE for a malformed pattern. */
-gboolean fs_server_set_policy_protected (FsServer *s, const char *const *patterns, GError **error);
+/* Protected and hidden patterns (fs-paths.h) that apply to every share added from now on, on
+ * top of the defaults and each share's own (IT policy, `corral-fsd --protect`); both
+ * nullable. FALSE for a malformed pattern. */
+gboolean fs_server_set_policy_paths (FsServer *s,
+                                     const char *const *protected,
+                                     const char *const *hidden,
+                                     GError **error);
+
+/* Corral's own folders (fs-own.h): a share that is one of them or lies inside one is refused,
+ * and inside a share they are hidden like the hidden paths, wherever they were moved. */
+void fs_server_set_own_dirs (FsServer *s, const char *const *paths);
 
 /* A share name: 1..64 bytes of UTF-8 letters, digits, '.', '-', '_', ' ', not starting with
  * '.' (it is a folder name in /workspace). */

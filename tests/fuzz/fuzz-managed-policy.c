@@ -5,7 +5,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "fs-managed.h"
-#include "fs-policy.h"
+#include "fs-paths.h"
 
 #include <gio/gio.h>
 #include <stdint.h>
@@ -16,17 +16,18 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
         g_autoptr (GError) error = NULL;
-        g_auto (GStrv) protect = NULL;
-        g_autoptr (FsProtected) check = NULL;
+        g_auto (GStrv) protect = NULL, hide = NULL;
+        g_autoptr (FsPathRules) check = NULL;
 
-        if (!fs_managed_parse ((const char *) data, size, "fuzz.json", &protect, &error)) {
+        if (!fs_managed_parse ((const char *) data, size, "fuzz.json", &protect, &hide, &error)) {
                 g_assert_nonnull (error);
                 g_assert_null (protect);
                 return 0;
         }
         g_assert_no_error (error);
         g_assert_cmpuint (g_strv_length (protect), <=, FS_MANAGED_MAX_PROTECTED);
-        check = fs_protected_new ((const char *const *) protect, NULL);
+        g_assert_cmpuint (g_strv_length (hide), <=, FS_MANAGED_MAX_PROTECTED);
+        check = fs_path_rules_new ((const char *const *) protect, (const char *const *) hide, NULL);
         g_assert_nonnull (check);
         return 0;
 }

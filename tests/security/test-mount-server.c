@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fs-client.h"
+#include "fs-paths.h"
 #include "mount-test-util.h"
 #include "fs-resolve.h"
 #include "proto.h"
@@ -389,8 +390,7 @@ test_hardlinks (void)
                         assert_refused (c, fs_client_symlink (c, share.node, "l", targets[i], NULL),
                                         EPERM, "outside-share");
                 g_assert_cmpint (fs_client_symlink (c, share.node, "ok", "mine", NULL), ==, 0);
-                g_assert_cmpint (fs_client_symlink (c, share.node, "ok2", "./x/../mine", NULL), ==,
-                                 0);
+                g_assert_cmpint (fs_client_symlink (c, share.node, "ok2", "./mine", NULL), ==, 0);
         }
         assert_outside_untouched (c);
 }
@@ -610,100 +610,107 @@ test_protected_paths (void)
 {
         g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW);
         g_autofree char *before = NULL, *after = NULL;
-        g_autofree char *link_path = NULL, *twin = NULL, *cfg = NULL;
-        FsEntry share, git, hooks, e, gh;
+        g_autofree char *link_path = NULL, *twin = NULL, *target = NULL;
+        FsEntry share, e, gh, fresh;
         uint64_t h;
 
-        fs_client_host_write (c, ".git/config", "[core]\n");
-        fs_client_host_write (c, ".git/hooks/pre-commit.sample", "#!/bin/sh\n");
         fs_client_host_write (c, ".github/workflows/ci.yml", "on: push\n");
         fs_client_host_write (c, ".bashrc", "alias ls=ls\n");
         fs_client_host_write (c, "sub/.vscode/tasks.json", "{}\n");
         fs_client_host_write (c, "plain.txt", "plain\n");
-        /* a symlink and a hard link that both lead to .git/config */
-        link_path = fs_client_host (c, "cfglink");
-        g_assert_cmpint (symlink (".git/config", link_path), ==, 0);
-        twin = fs_client_host (c, "cfgtwin");
-        cfg = fs_client_host (c, ".git/config");
-        g_assert_cmpint (link (cfg, twin), ==, 0);
-        fs_client_host_write (c, "up/.GIT/Hooks/README", "case variant of an existing repo\n");
+        /* a symlink and a hard link that both lead to .bashrc */
+        link_path = fs_client_host (c, "rclink");
+        g_assert_cmpint (symlink (".bashrc", link_path), ==, 0);
+        twin = fs_client_host (c, "rctwin");
+        target = fs_client_host (c, ".bashrc");
+        g_assert_cmpint (link (target, twin), ==, 0);
         before = fs_client_tree_digest (c->share);
 
         share = walk (c, "s");
-        git = walk (c, "s/.git");
-        hooks = walk (c, "s/.git/hooks");
         gh = walk (c, "s/.github/workflows");
 
 #define PR(expr) assert_refused (c, (expr), EPERM, "protected-path")
-        PR (fs_client_create (c, hooks.node, "pre-commit", 0755, FS_O_WRONLY, NULL, &h));
-        PR (fs_client_open (c, walk (c, "s/.git/config").node, FS_O_WRONLY, &h));
-        PR (fs_client_open (c, walk (c, "s/.git/hooks/pre-commit.sample").node, FS_O_RDWR, &h));
-        PR (fs_client_rename (c, hooks.node, "pre-commit.sample", hooks.node, "pre-commit", 0));
-        PR (fs_client_unlink (c, git.node, "config"));
-        PR (fs_client_rename (c, share.node, ".git", share.node, "git-old", 0));
-        PR (fs_client_rmdir (c, share.node, ".github"));
         PR (fs_client_create (c, gh.node, "evil.yml", 0644, FS_O_WRONLY, NULL, &h));
+        PR (fs_client_open (c, walk (c, "s/.github/workflows/ci.yml").node, FS_O_RDWR, &h));
+        PR (fs_client_unlink (c, gh.node, "ci.yml"));
+        PR (fs_client_rename (c, gh.node, "ci.yml", share.node, "ci.yml", 0));
+        PR (fs_client_rmdir (c, share.node, ".github"));
+        PR (fs_client_rename (c, share.node, ".github", share.node, "gh-old", 0));
         PR (fs_client_open (c, walk (c, "s/.bashrc").node, FS_O_WRONLY, &h));
         PR (fs_client_open (c, walk (c, "s/sub/.vscode/tasks.json").node, FS_O_WRONLY, &h));
-        PR (fs_client_symlink (c, hooks.node, "post-checkout", "../../plain.txt", NULL));
-        PR (fs_client_mkdir (c, hooks.node, "d", 0755, NULL));
+        PR (fs_client_symlink (c, gh.node, "x.yml", "../../plain.txt", NULL));
+        PR (fs_client_mkdir (c, gh.node, "d", 0755, NULL));
         {
                 FsSetattr set = { .valid = FS_SET_MODE, .mode = 0755 };
-                PR (fs_client_setattr (c, walk (c, "s/.git/hooks/pre-commit.sample").node, &set));
+                PR (fs_client_setattr (c, walk (c, "s/.bashrc").node, &set));
         }
         /* Case variants of a name that does not exist yet: refused the same way. */
         PR (fs_client_create (c, share.node, ".BASHRC", 0644, FS_O_WRONLY, NULL, &h));
         PR (fs_client_create (c, share.node, ".Gitlab-CI.yml", 0644, FS_O_WRONLY, NULL, &h));
-        /* ... and inside an existing folder whose name differs only in case (one folder on a
-         * case-insensitive file system). */
-        PR (fs_client_create (c, walk (c, "s/up/.GIT").node, "CONFIG", 0644, FS_O_WRONLY, NULL,
-                              &h));
-        PR (fs_client_create (c, walk (c, "s/up/.GIT/Hooks").node, "pre-push", 0755, FS_O_WRONLY,
-                              NULL, &h));
-        /* Renaming a prepared folder onto .github or a file onto .git/config. */
+        /* Renaming a prepared folder onto .github or a file onto a protected name. */
         g_assert_cmpint (fs_client_mkdir (c, share.node, "prep", 0755, &e), ==, 0);
         PR (fs_client_rename (c, share.node, "prep", share.node, ".github", FS_RENAME_EXCHANGE));
-        PR (fs_client_rename (c, share.node, "plain.txt", git.node, "config", 0));
-        /* Through the symlink: the guest kernel follows it and names .git/config itself; the
-         * link node is a link and cannot be opened as a file. */
-        g_assert_cmpint (fs_client_open (c, walk (c, "s/cfglink").node, FS_O_WRONLY, &h), ==,
+        PR (fs_client_rename (c, share.node, "plain.txt", share.node, ".zshrc", 0));
+        /* Through the symlink: the guest kernel follows it and names .bashrc itself; the link
+         * node is a link and cannot be opened as a file. */
+        g_assert_cmpint (fs_client_open (c, walk (c, "s/rclink").node, FS_O_WRONLY, &h), ==,
                          -ELOOP);
         /* Through the hard link: read-only by the hardlink rule. */
-        assert_refused (c, fs_client_open (c, walk (c, "s/cfgtwin").node, FS_O_WRONLY, &h), EPERM,
+        assert_refused (c, fs_client_open (c, walk (c, "s/rctwin").node, FS_O_WRONLY, &h), EPERM,
                         "hardlink");
-#undef PR
         g_assert_cmpint (fs_client_rmdir (c, share.node, "prep"), ==, 0);
-        after = fs_client_tree_digest (c->share);
-        g_assert_cmpstr (before, ==, after);
 
-        /* A repository the agent creates in this session is its own: git init / clone work,
-         * and hooks never become executable. */
-        {
-                FsEntry repo, rgit, rhooks, cfg_e;
-                FsAttr attr;
+        /* No exception for what the guest created in this session: every default protected
+         * path is refused in a fresh folder too, as a file and as a folder, in any case, and
+         * as the target of a rename. */
+        g_assert_cmpint (fs_client_mkdir (c, share.node, "fresh", 0755, &fresh), ==, 0);
+        g_assert_cmpint (fs_client_create (c, fresh.node, "ready", 0644, FS_O_WRONLY, NULL, &h), ==,
+                         0);
+        fs_client_release (c, h);
+        for (const FsPathDefault *d = fs_path_defaults (); d->pattern; d++) {
+                g_auto (GStrv) parts = NULL;
+                uint64_t dir = fresh.node;
+                guint n;
 
-                g_assert_cmpint (fs_client_mkdir (c, share.node, "newrepo", 0755, &repo), ==, 0);
-                g_assert_cmpint (fs_client_mkdir (c, repo.node, ".git", 0755, &rgit), ==, 0);
-                g_assert_cmpint (
-                        fs_client_create (c, rgit.node, "config", 0644, FS_O_WRONLY, &cfg_e, &h),
-                        ==, 0);
-                fs_client_release (c, h);
-                g_assert_cmpint (fs_client_mkdir (c, rgit.node, "hooks", 0755, &rhooks), ==, 0);
-                g_assert_cmpint (
-                        fs_client_create (c, rhooks.node, "pre-commit", 0755, FS_O_WRONLY, &e, &h),
-                        ==, 0);
-                fs_client_release (c, h);
-                attr = e.attr;
-                g_assert_cmpuint (attr.mode & 0111, ==, 0);
+                if (d->cls != FS_PATH_PROTECTED)
+                        continue;
+                g_test_message ("%s", d->pattern);
+                parts = g_strsplit (d->pattern, "/", -1);
+                n = g_strv_length (parts);
+                if (parts[n - 1][0] == '\0')
+                        n--; /* "dir/": the folder itself is the last name */
+                /* make the folders on the way (they are plain) */
+                for (guint i = 0; i + 1 < n; i++) {
+                        FsEntry sub;
+                        int r = fs_client_mkdir (c, dir, parts[i], 0755, &sub);
+
+                        if (r == -EEXIST)
+                                r = fs_client_lookup (c, dir, parts[i], &sub);
+                        g_assert_cmpint (r, ==, 0);
+                        dir = sub.node;
+                }
                 {
-                        FsSetattr set = { .valid = FS_SET_MODE, .mode = 0755 };
-                        struct stat st;
-                        g_autofree char *p = fs_client_host (c, "newrepo/.git/hooks/pre-commit");
-                        g_assert_cmpint (fs_client_setattr (c, e.node, &set), ==, 0);
-                        g_assert_cmpint (stat (p, &st), ==, 0);
-                        g_assert_cmpuint (st.st_mode & 0111, ==, 0);
+                        g_autofree char *name = g_str_has_prefix (parts[n - 1], "*")
+                                                        ? g_strconcat ("my", parts[n - 1] + 1, NULL)
+                                                        : g_strdup (parts[n - 1]);
+                        g_autofree char *upper = g_ascii_strup (name, -1);
+
+                        PR (fs_client_create (c, dir, name, 0644, FS_O_WRONLY, NULL, &h));
+                        PR (fs_client_create (c, dir, upper, 0644, FS_O_WRONLY, NULL, &h));
+                        PR (fs_client_mkdir (c, dir, name, 0755, NULL));
+                        PR (fs_client_symlink (c, dir, name, "ready", NULL));
+                        PR (fs_client_rename (c, fresh.node, "ready", dir, name, 0));
                 }
         }
+#undef PR
+        /* Nothing outside the fresh folder changed. */
+        {
+                g_autofree char *keep = fs_client_host (c, "fresh");
+                g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", keep);
+                g_assert_cmpint (system (cmd), ==, 0);
+        }
+        after = fs_client_tree_digest (c->share);
+        g_assert_cmpstr (before, ==, after);
 }
 
 /* 9. The share root moved or replaced on the host --------------------------------------------- */
@@ -939,9 +946,9 @@ test_protected_configured (void)
         uint64_t h;
 
         g_assert_cmpint (g_mkdir (p_dir, 0755), ==, 0);
-        g_assert_false (fs_server_set_policy_protected (c->server, bad, &error));
+        g_assert_false (fs_server_set_policy_paths (c->server, bad, NULL, &error));
         g_clear_error (&error);
-        g_assert_true (fs_server_set_policy_protected (c->server, policy, &error));
+        g_assert_true (fs_server_set_policy_paths (c->server, policy, NULL, &error));
         g_assert_true (fs_server_add_share (c->server, "p", p_dir, FS_MODE_RW, extra, &error));
         g_assert_no_error (error);
         p = walk (c, "p");

@@ -297,6 +297,12 @@ test_real_session (void)
         g_assert_true (g_file_test (old, G_FILE_TEST_EXISTS));
         dialog = corral_chat_view_get_approval_dialog (chat);
         g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_BUTTON, "Allow Once"));
+        /* The question names the file as the VM's file server found it (SECURITY.md L5). */
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "report-old.docx"));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "Documents"));
+        g_assert_nonnull (
+                ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, "Can edit, but not delete"));
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_LABEL, old));
         ui_test_spin (1000);
         g_assert_true (g_file_test (old, G_FILE_TEST_EXISTS));
         ui_test_screenshot (GTK_WIDGET (window), "31-vm-approval");

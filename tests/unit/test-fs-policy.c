@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs-git.h"
 #include "fs-managed.h"
+#include "fs-paths.h"
 #include "fs-policy.h"
 #include "fs-server.h"
 #include "fs.h"
@@ -172,65 +174,262 @@ test_names (void)
         }
 }
 
+/* Every default pattern classifies as its table says, at the root and at any depth, in any
+ * case, with what lies beneath its folders. */
 static void
-test_protected (void)
+test_path_defaults (void)
 {
         g_autoptr (GError) error = NULL;
-        g_autoptr (FsProtected) p = NULL;
-        const char *extra[] = { "Makefile", "scripts/hooks/", NULL };
-        const char *bad[] = { "/etc/passwd", "a//b", "../x", "./a", "", NULL };
-        size_t anchor = 99;
+        g_autoptr (FsPathRules) rules = fs_path_rules_new (NULL, NULL, &error);
+        const FsPathDefault *d = fs_path_defaults ();
+        guint n = 0;
 
-        p = fs_protected_new (extra, &error);
         g_assert_no_error (error);
-#define YES(path, a)                                                                               \
-        do {                                                                                       \
-                g_assert_true (fs_protected_match (p, path, &anchor));                             \
-                g_assert_cmpuint (anchor, ==, a);                                                  \
-        } while (0)
-        YES (".git/config", 4);
-        YES (".git/hooks", 4);
-        YES (".git/hooks/pre-commit", 4);
-        YES ("proj/.git/hooks/x/y", 9);
-        YES (".GIT/CONFIG", 4);
-        YES (".Git/Hooks/pre-push", 4);
-        YES (".bashrc", 0);
-        YES ("home/.zshrc", 4);
-        YES (".github/workflows/ci.yml", 7);
-        YES (".gitlab-ci.yml", 0);
-        YES ("sub/.vscode/tasks.json", 11);
-        YES ("Makefile", 0);
-        YES ("scripts/hooks/a", 7);
-#undef YES
-        g_assert_false (fs_protected_match (p, "", NULL));
-        g_assert_false (fs_protected_match (p, ".git", NULL));
-        g_assert_false (fs_protected_match (p, ".git/objects/ab", NULL));
-        g_assert_false (fs_protected_match (p, ".gitconfig", NULL));
-        g_assert_false (fs_protected_match (p, "git/config", NULL));
-        g_assert_false (fs_protected_match (p, ".github", NULL));
-        g_assert_false (fs_protected_match (p, ".github/ISSUE_TEMPLATE.md", NULL));
-        g_assert_false (fs_protected_match (p, "bashrc", NULL));
-        g_assert_false (fs_protected_match (p, ".bashrc.bak", NULL));
+        for (; d->pattern; d++, n++) {
+                size_t len = strlen (d->pattern);
+                g_autofree char *trim =
+                        g_strndup (d->pattern, d->pattern[len - 1] == '/' ? len - 1 : len);
+                g_autofree char *path = NULL, *deep = NULL, *upper = NULL, *below = NULL;
+                GString *p = g_string_new (NULL);
 
-        g_assert_true (fs_protected_is_ancestor (p, ".git", &anchor));
-        g_assert_cmpuint (anchor, ==, 4);
-        g_assert_true (fs_protected_is_ancestor (p, "a/.GITHUB", &anchor));
-        g_assert_true (fs_protected_is_ancestor (p, ".github", NULL));
-        g_assert_true (fs_protected_is_ancestor (p, "scripts", NULL));
-        g_assert_false (fs_protected_is_ancestor (p, ".git/config", NULL));
-        g_assert_false (fs_protected_is_ancestor (p, "src", NULL));
+                /* "*.code-workspace" names "my.code-workspace" */
+                for (const char *c = trim; *c; c++)
+                        g_string_append (p, *c == '*' ? "my" : (char[]){ *c, 0 });
+                path = g_string_free (p, FALSE);
+                deep = g_strconcat ("some/project/", path, NULL);
+                upper = g_ascii_strup (deep, -1);
+                below = g_strconcat (path, "/x", NULL);
+                g_test_message ("%s", d->pattern);
+                g_assert_cmpint (fs_path_rules_classify (rules, path), ==, d->cls);
+                g_assert_cmpint (fs_path_rules_classify (rules, deep), ==, d->cls);
+                g_assert_cmpint (fs_path_rules_classify (rules, upper), ==, d->cls);
+                g_assert_cmpint (fs_path_rules_classify (rules, below), ==, d->cls);
+                g_assert_nonnull (d->why);
+        }
+        g_assert_cmpuint (n, >, 100);
+}
 
-        g_assert_true (fs_path_in_hooks (".git/hooks/pre-commit"));
-        g_assert_true (fs_path_in_hooks ("r/.GIT/HOOKS/x"));
-        g_assert_false (fs_path_in_hooks (".git/hooks"));
-        g_assert_false (fs_path_in_hooks ("hooks/x"));
+static void
+test_path_rules (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (FsPathRules) p = NULL;
+        const char *extra[] = { "Makefile", "scripts/hooks/", ".ssh/config", NULL };
+        const char *hidden[] = { "secrets.env", NULL };
+        const char *bad[] = { "/etc/passwd", "a//b", "../x", "./a", "", "*", "a/*/b/..", NULL };
+
+        p = fs_path_rules_new (extra, hidden, &error);
+        g_assert_no_error (error);
+#define IS(path, cls) g_assert_cmpint (fs_path_rules_classify (p, path), ==, cls)
+        IS ("Makefile", FS_PATH_PROTECTED);
+        IS ("scripts/hooks/a", FS_PATH_PROTECTED);
+        IS ("a/secrets.env", FS_PATH_HIDDEN);
+        IS (".ssh/config", FS_PATH_HIDDEN); /* hidden wins */
+        IS (".github/workflows/ci.yml", FS_PATH_PROTECTED);
+        IS ("x/team.Code-Workspace", FS_PATH_PROTECTED);
+        IS ("", FS_PATH_PLAIN);
+        IS (".github", FS_PATH_PLAIN);
+        IS (".github/ISSUE_TEMPLATE.md", FS_PATH_PLAIN);
+        IS (".bashrc.bak", FS_PATH_PLAIN);
+        IS ("bashrc", FS_PATH_PLAIN);
+        IS ("src/hooks/useThing.js", FS_PATH_PLAIN);
+        IS (".code-workspace", FS_PATH_PLAIN); /* a suffix needs something before it */
+        IS ("notes.code-workspace.txt", FS_PATH_PLAIN);
+        IS (".git/config", FS_PATH_PLAIN); /* git's metadata has rules of its own */
+        IS (".config", FS_PATH_PLAIN);
+        IS (".docker/daemon.json", FS_PATH_PLAIN);
+#undef IS
+        g_assert_true (fs_path_rules_is_ancestor (p, ".github"));
+        g_assert_true (fs_path_rules_is_ancestor (p, "a/.GITHUB"));
+        g_assert_true (fs_path_rules_is_ancestor (p, ".config"));
+        g_assert_true (fs_path_rules_is_ancestor (p, ".local/share"));
+        g_assert_true (fs_path_rules_is_ancestor (p, "scripts"));
+        g_assert_false (fs_path_rules_is_ancestor (p, ".github/workflows"));
+        g_assert_false (fs_path_rules_is_ancestor (p, "src"));
+        g_assert_false (fs_path_rules_is_ancestor (p, ".git"));
 
         for (guint i = 0; bad[i]; i++) {
                 const char *one[] = { bad[i], NULL };
                 g_autoptr (GError) e = NULL;
-                g_autoptr (FsProtected) q = fs_protected_new (one, &e);
+                g_autoptr (FsPathRules) q = fs_path_rules_new (one, NULL, &e);
                 g_assert_null (q);
                 g_assert_error (e, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+                g_assert_null (fs_path_rules_new (NULL, one, NULL));
+                g_assert_false (fs_path_pattern_check (bad[i], NULL));
+        }
+}
+
+/* SECURITY.md lists the same table the code enforces (F8, F20). */
+static void
+test_path_table_documented (void)
+{
+        g_autofree char *file =
+                g_build_filename (g_getenv ("CORRAL_SOURCE_DIR"), "SECURITY.md", NULL);
+        g_autofree char *text = NULL;
+
+        g_assert_true (g_file_get_contents (file, &text, NULL, NULL));
+        for (const FsPathDefault *d = fs_path_defaults (); d->pattern; d++) {
+                g_autofree char *quoted = g_strdup_printf ("`%s`", d->pattern);
+                if (!strstr (text, quoted))
+                        g_error ("SECURITY.md does not list %s", quoted);
+        }
+}
+
+static void
+test_git_entries (void)
+{
+        const char *ok[] = { "HEAD",
+                             "index",
+                             "index.lock",
+                             "objects",
+                             "objects/ab/cdef",
+                             "objects/pack/pack-1.pack",
+                             "objects/info/alternates",
+                             "refs",
+                             "refs/heads/main",
+                             "logs/HEAD",
+                             "packed-refs",
+                             "packed-refs.lock",
+                             "COMMIT_EDITMSG",
+                             "ORIG_HEAD.lock",
+                             "info",
+                             "info/exclude",
+                             "info/sparse-checkout",
+                             "rebase-merge/done",
+                             "index.stash.123",
+                             "next-index-99.lock",
+                             "FETCH_HEAD",
+                             "description",
+                             "shallow.lock",
+                             "sequencer/todo",
+                             "MERGE_MSG",
+                             "gc.pid",
+                             "lfs/objects/x",
+                             "tAb3xYz",
+                             "packed-refs.new",
+                             "info/refs_Xv2iJP",
+                             NULL };
+        const char *refused[] = { "hooks",
+                                  "hooks/pre-commit",
+                                  "HOOKS/x",
+                                  "modules",
+                                  "modules/x/config",
+                                  "worktrees/w/gitdir",
+                                  "commondir",
+                                  "gitdir",
+                                  "config.worktree",
+                                  "info/attributes",
+                                  "info/x/y",
+                                  "fsmonitor--daemon",
+                                  "foo",
+                                  "",
+                                  "hooks.lock",
+                                  "tAb3xY",
+                                  "tAb3-Yz",
+                                  NULL };
+
+        for (guint i = 0; ok[i]; i++) {
+                g_test_message ("%s", ok[i]);
+                g_assert_cmpint (fs_git_entry (ok[i]), ==, FS_GIT_OK);
+        }
+        for (guint i = 0; refused[i]; i++) {
+                g_test_message ("%s", refused[i]);
+                g_assert_cmpint (fs_git_entry (refused[i]), ==, FS_GIT_REFUSED);
+        }
+        g_assert_cmpint (fs_git_entry ("config"), ==, FS_GIT_CONFIG);
+        g_assert_cmpint (fs_git_entry ("Config"), ==, FS_GIT_CONFIG);
+        g_assert_cmpint (fs_git_entry ("config.lock"), ==, FS_GIT_CONFIG_LOCK);
+        g_assert_true (fs_git_is_dot_git (".GIT", 4));
+        g_assert_false (fs_git_is_dot_git (".gitx", 5));
+        g_assert_true (fs_git_is_head ("head", 4));
+        g_assert_true (fs_git_is_control_name ("hooks", 5));
+        g_assert_false (fs_git_is_control_name ("objects", 7));
+}
+
+/* What git itself writes passes; every way to make git run something is refused. */
+static void
+test_git_config (void)
+{
+        const char *good[] = {
+                "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+                "\tlogallrefupdates = true\n",
+                "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n",
+                "[remote \"origin\"]\n\turl = https://example.com/r.git\n"
+                "\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+                "[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n",
+                "[user]\n\tname = \"A \\\"B\\\"\"  # comment\n\temail = a@b ; more\n",
+                "; comment\n# comment\n\n[Core]\n\tFileMode = true\n\tbare\n",
+                "[remote \"o\"]\n\turl = git@github.com:a/b.git\n",
+                "[remote \"o\"]\n\turl = /srv/repo\n\tpushurl = ../r\n",
+                "[remote \"o\"]\n\turl = ssh://git@host/r\n[remote \"p\"]\n\turl = file:///tmp/r\n",
+                "[remote \"\"]\n\turl = x\n",
+                "[advice]\n\tdetachedHead = false\n[init]\n\tdefaultBranch = main\n",
+                "",
+                "[core]",
+        };
+        const struct {
+                const char *text;
+                const char *problem;
+        } bad[] = {
+                { "[core]\n\tfsmonitor = x\n", "core.fsmonitor" },
+                { "[core]\n\thooksPath = /tmp\n", "core.hookspath" },
+                { "[CORE]\n\tFSMONITOR = x\n", "core.fsmonitor" },
+                { "[core]\n\tfsmonitor\n", "core.fsmonitor" },
+                { "[core]\n\tsshCommand = evil\n", "core.sshcommand" },
+                { "[core]\n\tpager = evil\n", "core.pager" },
+                { "[core]\n\teditor = evil\n", "core.editor" },
+                { "[core]\n\tworktree = /home\n", "core.worktree" },
+                { "[core]\n\taskPass = evil\n", "core.askpass" },
+                { "[include]\n\tpath = /tmp/x\n", "include.path" },
+                { "[includeIf \"gitdir:/\"]\n\tpath = x\n", "includeif.*.path" },
+                { "[alias]\n\tst = !evil\n", "alias.st" },
+                { "[filter \"lfs\"]\n\tclean = evil\n", "filter.*.clean" },
+                { "[diff \"x\"]\n\ttextconv = evil\n", "diff.*.textconv" },
+                { "[diff]\n\texternal = evil\n", "diff.external" },
+                { "[credential]\n\thelper = evil\n", "credential.helper" },
+                { "[url \"evil\"]\n\tinsteadOf = https://\n", "url.*.insteadof" },
+                { "[submodule \"x\"]\n\tupdate = !evil\n", "submodule.*.update" },
+                { "[remote \"o\"]\n\tuploadpack = evil\n", "remote.*.uploadpack" },
+                { "[remote \"o\"]\n\tvcs = evil\n", "remote.*.vcs" },
+                { "[remote \"o\"]\n\turl = ext::sh -c evil\n", "plain URL" },
+                { "[remote \"o\"]\n\turl = evil://x\n", "plain URL" },
+                { "[remote \"o\"]\n\turl = -oProxyCommand=x:y\n", "plain URL" },
+                { "[remote \"o\"]\n\turl = ssh://-oProxyCommand=x/y\n", "plain URL" },
+                { "[remote \"o\"]\n\turl = \"ext::sh\"\n", "plain URL" },
+                { "[remote \"o\"]\n\turl\n", "plain URL" },
+                { "[core.x]\n\ta = b\n", "legacy" },
+                { "[core] fsmonitor = x\n", "after a section header" },
+                { "[core]\n\tbare = false \\\n fsmonitor\n", "continuation" },
+                { "fsmonitor = x\n", "outside any section" },
+                { "[ core ]\n", "without a name" },
+                { "[remote\"o\"]\n", "malformed section" },
+                { "[remote \"o\\\"x\"]\n", "escape" },
+                { "[remote \"o\n", "line break" },
+                { "[core]\n\tbare = \"x\n", "unterminated" },
+                { "[core]\n\tbare = \\q\n", "unknown escape" },
+                { "[core]\n\t1bare = x\n", "malformed line" },
+                { "[core]\r\n\tbare = false\r\n", "carriage return" },
+                { "[core]\n\tbare = \xff\n", "UTF-8" },
+        };
+
+        for (guint i = 0; i < G_N_ELEMENTS (good); i++) {
+                g_autofree char *problem = NULL;
+                g_test_message ("good %u", i);
+                if (!fs_git_config_check (good[i], strlen (good[i]), &problem))
+                        g_error ("refused: %s\n%s", problem, good[i]);
+        }
+        for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+                g_autofree char *problem = NULL;
+                g_test_message ("bad %u: %s", i, bad[i].text);
+                g_assert_false (fs_git_config_check (bad[i].text, strlen (bad[i].text), &problem));
+                g_assert_nonnull (problem);
+                if (!strstr (problem, bad[i].problem))
+                        g_error ("“%s” does not say “%s”", problem, bad[i].problem);
+        }
+        g_assert_false (fs_git_config_check ("[core]\0", 7, NULL));
+        {
+                g_autofree char *big = g_strnfill (FS_GIT_CONFIG_MAX + 1, '\n');
+                g_assert_false (fs_git_config_check (big, FS_GIT_CONFIG_MAX + 1, NULL));
         }
 }
 
@@ -241,28 +440,42 @@ test_symlink_targets (void)
                 const char *link;
                 const char *target;
                 gboolean inside;
+                int climb; /* -1: not the strict form */
+                gboolean allowed;
         } cases[] = {
-                { "l", "file", TRUE },
-                { "l", "./file", TRUE },
-                { "l", "d/../file", TRUE },
-                { "d/l", "../file", TRUE },
-                { "d/e/l", "../../x", TRUE },
-                { "l", "..", FALSE },
-                { "l", "../x", FALSE },
-                { "l", "d/../../x", FALSE },
-                { "d/l", "../../x", FALSE },
-                { "l", "/etc/passwd", FALSE },
-                { "l", "/proc/self/root", FALSE },
-                { "l", "a//b/../..", TRUE },
-                { "l", "a/../..", FALSE },
+                { "l", "file", TRUE, 0, TRUE },
+                { "l", "./file", TRUE, 0, TRUE },
+                { "l", "d/../file", TRUE, -1, FALSE },
+                { "d/l", "../file", TRUE, 1, TRUE },
+                { "d/e/l", "../../x", TRUE, 2, TRUE },
+                { "d/e/l", "../../x/y/./z", TRUE, 2, TRUE },
+                { "d/l", "..", TRUE, 1, TRUE },
+                { "l", "..", FALSE, 1, FALSE },
+                { "l", "../x", FALSE, 1, FALSE },
+                { "l", "d/../../x", FALSE, -1, FALSE },
+                { "d/l", "../../x", FALSE, 2, FALSE },
+                { "d/l", "l1/..", TRUE, -1, FALSE }, /* l1 may itself be a link up */
+                { "d/l", "./../x", TRUE, 1, TRUE },
+                { "l", "/etc/passwd", FALSE, -1, FALSE },
+                { "l", "/proc/self/root", FALSE, -1, FALSE },
+                { "l", "a//b/../..", TRUE, -1, FALSE },
+                { "l", "a/../..", FALSE, -1, FALSE },
         };
 
-        for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-                g_assert_cmpint (fs_symlink_target_inside (cases[i].link, cases[i].target,
-                                                           strlen (cases[i].target)),
-                                 ==, cases[i].inside);
+        for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+                size_t len = strlen (cases[i].target);
+                g_test_message ("%s -> %s", cases[i].link, cases[i].target);
+                g_assert_cmpint (fs_symlink_target_inside (cases[i].link, cases[i].target, len), ==,
+                                 cases[i].inside);
+                g_assert_cmpint (fs_symlink_climb (cases[i].target, len), ==, cases[i].climb);
+                g_assert_cmpint (fs_symlink_target_allowed (cases[i].link, cases[i].target, len),
+                                 ==, cases[i].allowed);
+        }
         g_assert_false (fs_symlink_target_inside ("l", "a\0b", 3));
         g_assert_false (fs_symlink_target_inside ("l", "", 0));
+        g_assert_cmpint (fs_symlink_climb ("a\0b", 3), ==, -1);
+        g_assert_cmpint (fs_path_depth ("a/b//c"), ==, 3);
+        g_assert_cmpint (fs_path_depth (""), ==, 0);
 }
 
 static void
@@ -326,7 +539,7 @@ test_managed_parse (void)
                 g_autoptr (GError) error = NULL;
                 g_auto (GStrv) protect = NULL;
                 gboolean ok = fs_managed_parse (cases[i].json, strlen (cases[i].json), "/p.json",
-                                                &protect, &error);
+                                                &protect, NULL, &error);
 
                 g_test_message ("%s", cases[i].json);
                 if (cases[i].first) {
@@ -358,21 +571,22 @@ test_managed_limits (void)
         for (guint i = 0; i < FS_MANAGED_MAX_PROTECTED; i++)
                 g_string_append_printf (json, "%s\"p%u\"", i ? "," : "", i);
         g_string_append (json, "]}}");
-        g_assert_true (fs_managed_parse (json->str, json->len, "p", &protect, &error));
+        g_assert_true (fs_managed_parse (json->str, json->len, "p", &protect, NULL, &error));
         g_assert_cmpuint (g_strv_length (protect), ==, FS_MANAGED_MAX_PROTECTED);
         g_clear_pointer (&protect, g_strfreev);
         /* one more is too many */
         g_string_truncate (json, json->len - 3);
         g_string_append (json, ",\"one-more\"]}}");
-        g_assert_false (fs_managed_parse (json->str, json->len, "p", &protect, &error));
+        g_assert_false (fs_managed_parse (json->str, json->len, "p", &protect, NULL, &error));
         g_clear_error (&error);
         long_json =
                 g_strdup_printf ("{\"sharedFolders\": {\"protectedPaths\": [\"%s\"]}}", long_name);
-        g_assert_false (fs_managed_parse (long_json, strlen (long_json), "p", &protect, &error));
+        g_assert_false (
+                fs_managed_parse (long_json, strlen (long_json), "p", &protect, NULL, &error));
         g_clear_error (&error);
         for (guint i = 0; i < 200; i++)
                 g_string_append (deep, "{\"a\": ");
-        g_assert_false (fs_managed_parse (deep->str, deep->len, "p", &protect, &error));
+        g_assert_false (fs_managed_parse (deep->str, deep->len, "p", &protect, NULL, &error));
         g_clear_error (&error);
         g_assert_null (protect);
 }
@@ -438,7 +652,11 @@ main (int argc, char **argv)
         g_test_add_func ("/fs/codec/round-trip", test_codec_round_trip);
         g_test_add_func ("/fs/codec/refusals", test_codec_refusals);
         g_test_add_func ("/fs/names", test_names);
-        g_test_add_func ("/fs/policy/protected", test_protected);
+        g_test_add_func ("/fs/policy/path-defaults", test_path_defaults);
+        g_test_add_func ("/fs/policy/path-rules", test_path_rules);
+        g_test_add_func ("/fs/policy/path-table-documented", test_path_table_documented);
+        g_test_add_func ("/fs/policy/git-entries", test_git_entries);
+        g_test_add_func ("/fs/policy/git-config", test_git_config);
         g_test_add_func ("/fs/policy/symlink-targets", test_symlink_targets);
         g_test_add_func ("/fs/policy/modes", test_modes);
         g_test_add_func ("/fs/managed/parse", test_managed_parse);
