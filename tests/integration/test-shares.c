@@ -14,6 +14,7 @@
 #include "proto.h"
 
 typedef struct {
+        char *root; /* temp: vm/ (the VM's folder) and the shared folder next to it */
         char *vm_dir;
         char *folder;
 } Fixture;
@@ -23,18 +24,22 @@ setup (Fixture *f, gconstpointer data)
 {
         g_autoptr (GError) error = NULL;
 
-        f->vm_dir = g_dir_make_tmp ("corral-shares-XXXXXX", &error);
+        f->root = g_dir_make_tmp ("corral-shares-XXXXXX", &error);
         g_assert_no_error (error);
-        f->folder = g_build_filename (f->vm_dir, "My Notes", NULL);
+        /* Side by side: a folder inside the VM's own folder is never shared (F20). */
+        f->vm_dir = g_build_filename (f->root, "vm", NULL);
+        f->folder = g_build_filename (f->root, "My Notes", NULL);
+        g_assert_cmpint (g_mkdir (f->vm_dir, 0700), ==, 0);
         g_assert_cmpint (g_mkdir (f->folder, 0755), ==, 0);
 }
 
 static void
 teardown (Fixture *f, gconstpointer data)
 {
-        g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", f->vm_dir);
+        g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", f->root);
 
         g_assert_cmpint (system (cmd), ==, 0);
+        g_free (f->root);
         g_free (f->vm_dir);
         g_free (f->folder);
 }
