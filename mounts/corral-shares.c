@@ -15,6 +15,7 @@
 #include "corral-shm.h"
 #include "corral-spawn.h"
 #include "fs-managed.h"
+#include "fs-own.h"
 #include "fs-server.h"
 #include "proto.h"
 
@@ -340,8 +341,14 @@ load_offline (const char *vm_dir, GError **error)
         g_autofree char *config = vm_file (vm_dir, "shares.json");
         g_autofree char *text = NULL;
         g_autoptr (FsServer) s = fs_server_new (NULL, NULL);
+        g_autofree char *keep = kept_dir (vm_dir);
+        const char *extra[] = { keep, vm_dir, NULL };
+        g_auto (GStrv) own = fs_own_dirs (extra);
         gsize len = 0;
 
+        /* The same folders the VM's corral-fsd never shares (F20), so the change it will
+         * refuse is refused now, with the reason. */
+        fs_server_set_own_dirs (s, (const char *const *) own);
         if (!g_file_get_contents (config, &text, &len, NULL))
                 return g_steal_pointer (&s);
         /* A folder that is gone now is dropped from the list, as the server would. */

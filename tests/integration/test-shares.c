@@ -96,6 +96,20 @@ exercise (Fixture *f)
                                            NULL, &error));
         g_assert_nonnull (strstr (error->message, "not a folder"));
         g_clear_error (&error);
+        /* The VM's own folder, or one inside it, is never shared (F20), online or not. */
+        {
+                g_autofree char *inside = g_build_filename (f->vm_dir, "sub", NULL);
+                g_assert_cmpint (g_mkdir (inside, 0700), ==, 0);
+                g_assert_false (corral_shares_add (f->vm_dir, f->vm_dir, FS_MODE_RO, "vm", NULL,
+                                                   NULL, &error));
+                g_assert_nonnull (strstr (error->message, "Corral's own files"));
+                g_clear_error (&error);
+                g_assert_false (corral_shares_add (f->vm_dir, inside, FS_MODE_RO, "sub", NULL,
+                                                   NULL, &error));
+                g_assert_nonnull (strstr (error->message, "Corral's own files"));
+                g_clear_error (&error);
+                g_assert_cmpint (g_rmdir (inside), ==, 0);
+        }
         g_assert_false (corral_shares_add (f->vm_dir, f->folder, FS_MODE_RO, ".hidden", NULL, NULL,
                                            &error));
         g_clear_error (&error);
