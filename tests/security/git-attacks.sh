@@ -100,8 +100,8 @@ guest_side() {
 	expect_ok "${G[@]}" -C "$new" gc -q
 	expect_ok "${G[@]}" -C "$new" fsck --no-progress
 	if [ -d "$mnt/remote.git" ]; then
-		expect_ok "${G[@]}" clone -q "$mnt/remote.git" "$mnt/clone"
-		expect_ok "${G[@]}" -C "$mnt/clone" fetch -q
+		expect_ok "${G[@]}" clone -q "$mnt/remote.git" "$mnt/remote-clone"
+		expect_ok "${G[@]}" -C "$mnt/remote-clone" fetch -q
 	fi
 	# A folder with a HEAD is a repository to git: config first, then HEAD, is refused.
 	expect_ok mkdir -p "$mnt/bare/objects" "$mnt/bare/refs"
@@ -116,7 +116,7 @@ guest_side() {
 host_side() {
 	local home=$markers/home r
 	mkdir -p "$home"
-	for r in "$host"/repo "$host"/new "$host"/clone "$host"/bare "$host"; do
+	for r in "$host"/repo "$host"/new "$host"/remote-clone "$host"/bare "$host"; do
 		[ -d "$r" ] || continue
 		# The person's own git, as a prompt, an editor or they would run it.
 		(

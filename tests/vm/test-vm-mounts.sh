@@ -206,6 +206,36 @@ runs 'python3 /workspace/proj/write.py' || fail "python writing files in a share
 [ "$(cat "$DATA/proj/py/f1.txt")" = saved ] || fail "python's replace did not reach the host"
 [ "$(ls "$DATA/proj/py" | wc -l)" = 50 ] || fail "python's files are not all on the host"
 
+log "the standard image: git from inside the VM cannot make the person's git run anything (F19)"
+# The person's repository and a bare remote in the share, made on the host with git's
+# default template (sample hooks); the guest half of git-attacks.sh runs in the VM, where it
+# finds itself in the share, then the host half runs the person's git.
+ATTACKS=${CORRAL_SOURCE_DIR:?}/tests/security/git-attacks.sh
+mkdir -p "$DATA/markers"
+(
+	set -e
+	mkdir -p "$DATA/person"
+	export HOME=$DATA/person GIT_CONFIG_NOSYSTEM=1
+	g="git -c user.name=Person -c user.email=p@example.org -c init.defaultBranch=main"
+	$g init -q --bare "$DATA/proj/remote.git"
+	$g init -q "$DATA/proj/repo"
+	cd "$DATA/proj/repo"
+	mkdir src
+	echo hello >README
+	echo 'int x;' >src/x.c
+	$g add -A
+	$g commit -qm first
+	$g remote add origin "$DATA/proj/remote.git"
+	$g push -q origin main
+) || fail "making the person's repositories"
+cp "$ATTACKS" "$DATA/proj/git-attacks.sh"
+out=$(runs "bash /workspace/proj/git-attacks.sh --guest-only /workspace/proj /nonexistent $DATA/markers" 2>&1) ||
+	fail "git inside the VM: $out"
+out=$(bash "$ATTACKS" --host-only /nonexistent "$DATA/proj" "$DATA/markers" 2>&1) ||
+	fail "the person's git after the VM's: $out"
+grep -q '"rule":"git-metadata"' "$STATE/corral/vms/mstd/audit.jsonl" ||
+	fail "git's refusals are not in the audit log"
+
 log "file contents travel through the VM's shared memory, not the port"
 shm="/dev/shm/corral-fs-$(printf %s "$STATE/corral/vms/mstd" | sha256sum | cut -c1-16)"
 [ -f "$shm" ] || fail "the running VM has no shared-folder memory $shm"
