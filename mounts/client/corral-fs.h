@@ -128,6 +128,8 @@ typedef struct {
         bool in_session;
         bool had_session;
         int64_t session_lost_ms; /* when the last session ended (fs_now_ms) */
+        int64_t hello_asked_ms; /* when a HELLO was last asked for (0: never) */
+        int64_t started_ms; /* when the channel was opened */
         uint16_t epoch;
 
         /* pending requests */
@@ -191,6 +193,10 @@ void fs_session_clear (Fs *fs);
 void fs_session_handle_frame (Fs *fs, const ProtoFrame *f);
 /* Fails every pending request with EIO and leaves the session. */
 void fs_session_end (Fs *fs, const char *why);
+/* Without a session for a while after start (this process restarted while the server kept
+ * running, so its HELLO went to the process before), asks the server for a new one. Returns
+ * when to look again (fs_now_ms), or -1. */
+int64_t fs_session_ask_hello (Fs *fs, int64_t now);
 /* true while the loop may take another FUSE request. */
 bool fs_session_can_accept (const Fs *fs);
 

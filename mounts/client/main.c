@@ -271,6 +271,8 @@ run (Fs *fs)
                 int64_t now = fs_now_ms (), wake = -1;
                 /* First: expired listings queue their FORGETs before the poll is set up. */
                 int64_t la_wake = fs_la_expire (fs, now);
+                /* Before the poll is set up: a request for a HELLO must be written by it. */
+                int64_t ask_wake = fs_session_ask_hello (fs, now);
                 int timeout = -1, n;
                 bool holding;
 
@@ -295,6 +297,8 @@ run (Fs *fs)
                         wake = fs->session_lost_ms + FS_REATTACH_HOLD_MS;
                 if (la_wake >= 0 && (wake < 0 || la_wake < wake))
                         wake = la_wake;
+                if (ask_wake >= 0 && (wake < 0 || ask_wake < wake))
+                        wake = ask_wake;
                 if (wake >= 0)
                         timeout = wake > now ? (int) (wake - now) : 0;
 
@@ -369,6 +373,7 @@ main (int argc, char **argv)
                 fs.exit_code = 1;
                 goto out;
         }
+        fs.started_ms = fs_now_ms ();
         r = mount_fuse (&fs);
         if (r == 0)
                 r = fs_notify_start (&fs);

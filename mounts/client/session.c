@@ -296,6 +296,38 @@ send_hello (Fs *fs, const char *nonce)
         fs->in_session = true;
 }
 
+#define FS_HELLO_WAIT_MS 500 /* a server HELLO already queued arrives well within this */
+#define FS_HELLO_ASK_EVERY_MS 2000
+
+int64_t
+fs_session_ask_hello (Fs *fs, int64_t now)
+{
+        int64_t due;
+        cJSON *obj;
+        uint8_t *buf;
+        size_t len;
+
+        if (fs->in_session || fs->had_session || !fs->connected)
+                return -1; /* a session lost later is the server's to restart */
+        due = fs->hello_asked_ms ? fs->hello_asked_ms + FS_HELLO_ASK_EVERY_MS
+                                 : fs->started_ms + FS_HELLO_WAIT_MS;
+        if (now < due)
+                return due;
+        obj = cJSON_CreateObject ();
+        if (!obj || !cJSON_AddNumberToObject (obj, "version", FS_PROTO_VERSION) ||
+            !cJSON_AddStringToObject (obj, "role", "fs-client") ||
+            !cJSON_AddStringToObject (obj, "request", "hello") ||
+            proto_frame_build_json (PROTO_FRAME_HELLO, obj, &buf, &len) < 0) {
+                cJSON_Delete (obj);
+                return now + FS_HELLO_ASK_EVERY_MS;
+        }
+        cJSON_Delete (obj);
+        fs_debug ("no HELLO yet: asking the server for one");
+        fs_outq_push (fs, buf, len);
+        fs->hello_asked_ms = now;
+        return now + FS_HELLO_ASK_EVERY_MS;
+}
+
 static void
 handle_hello (Fs *fs, const ProtoFrame *f)
 {

@@ -55,6 +55,7 @@ typedef struct {
         char nonce[PROTO_NONCE_HEX_LEN + 1];
         bool established;
         bool paused; /* the reply queue reached OUT_HIGH; requests wait until below OUT_LOW */
+        gint64 hello_again_us; /* when the last HELLO a client asked for was sent */
         uint8_t *shm; /* --shm: the region file contents may travel through */
         size_t shm_size;
         int status;
@@ -172,14 +173,39 @@ send_hello (Fsd *d)
         cJSON_Delete (hello);
 }
 
+/* The guest's client restarted while this server kept running: the HELLO it needs went to the
+ * process before it. A fresh session for it (new nonce, the old client's nodes and handles
+ * gone), at most once a second whatever the guest sends. */
+static void
+hello_again (Fsd *d)
+{
+        gint64 now = g_get_monotonic_time ();
+
+        if (d->hello_again_us && now - d->hello_again_us < G_USEC_PER_SEC)
+                return;
+        d->hello_again_us = now;
+        g_message ("The guest's file client asked for a new session");
+        fs_server_reset (d->server);
+        d->established = false;
+        send_hello (d);
+}
+
 static void
 handle_hello (Fsd *d, const ProtoFrame *f)
 {
         cJSON *obj = NULL;
-        const char *role = NULL, *nonce = NULL;
+        const char *role = NULL, *nonce = NULL, *request = NULL;
 
         if (proto_json_parse (f->payload, f->length, &obj) < 0)
                 return;
+        if (proto_json_get_string (obj, "role", 32, &role) == 0 &&
+            strcmp (role, "fs-client") == 0 &&
+            proto_json_get_string (obj, "request", 16, &request) == 0 &&
+            strcmp (request, "hello") == 0) {
+                cJSON_Delete (obj);
+                hello_again (d);
+                return;
+        }
         if (proto_json_get_string (obj, "role", 32, &role) == 0 &&
             proto_json_get_string (obj, "nonce", PROTO_NONCE_HEX_LEN, &nonce) == 0 &&
             strcmp (role, "fs-client") == 0 && strcmp (nonce, d->nonce) == 0) {

@@ -42,6 +42,7 @@ typedef struct {
         guint session; /* 1, 2, ... */
         char nonce[PROTO_NONCE_HEX_LEN + 1];
         guint hellos_answered;
+        guint hellos_requested; /* the client asked for a HELLO */
         gboolean hang_seen;
         guint bad_listings; /* READDIRPLUS replies refused for holding a bad name */
         gboolean eof;
@@ -290,9 +291,21 @@ fake_frame (Fake *fake, const ProtoFrame *f, guint8 *reply)
                 cJSON *hello = NULL;
                 const char *role = NULL, *nonce = NULL;
 
+                const char *request = NULL;
+
                 g_assert_cmpint (proto_json_parse (f->payload, f->length, &hello), ==, 0);
                 g_assert_cmpint (proto_json_get_string (hello, "role", 32, &role), ==, 0);
                 g_assert_cmpstr (role, ==, "fs-client");
+                if (proto_json_get_string (hello, "request", 16, &request) == 0) {
+                        /* A client that started after our HELLO went by asks for another. */
+                        g_assert_cmpstr (request, ==, "hello");
+                        cJSON_Delete (hello);
+                        g_mutex_lock (&fake->lock);
+                        fake->hellos_requested++;
+                        g_mutex_unlock (&fake->lock);
+                        fake_send_hello (fake);
+                        return;
+                }
                 g_assert_cmpint (proto_json_get_string (hello, "nonce", 64, &nonce), ==, 0);
                 g_mutex_lock (&fake->lock);
                 g_assert_cmpstr (nonce, ==, fake->nonce);
@@ -434,7 +447,9 @@ fixture_setup (Fixture *f, gconstpointer data)
         g_mutex_init (&f->fake.lock);
         g_cond_init (&f->fake.cond);
         f->fake.thread = g_thread_new ("fake-fsd", fake_main, &f->fake);
-        fake_send_hello (&f->fake);
+        /* "quiet": as when the client restarted after the server's HELLO went by: it asks. */
+        if (g_strcmp0 (data, "quiet") != 0)
+                fake_send_hello (&f->fake);
         fake_wait (&f->fake, NULL, &f->fake.hellos_answered, 1);
 
         deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
@@ -582,6 +597,20 @@ test_new_hello (Fixture *f, gconstpointer data)
 
 /* The client lists d by itself after lookups of existing names in it (lookahead.c); a bad
  * listing is dropped, and lookups go on at the server. */
+/* A client that finds no HELLO (the server sent it to the client before this one) asks for
+ * one, once, and then serves the guest. */
+static void
+test_asks_for_hello (Fixture *f, gconstpointer data)
+{
+        g_autofree char *path = g_build_filename (f->mnt, "s", "f", NULL);
+        g_autofree char *text = NULL;
+
+        g_assert_cmpuint (f->fake.hellos_requested, ==, 1);
+        g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+        g_assert_cmpstr (text, ==, "hello");
+        g_assert_cmpuint (f->fake.hellos_requested, ==, 1);
+}
+
 static void
 test_bad_listing (Fixture *f, gconstpointer data)
 {
@@ -678,5 +707,7 @@ main (int argc, char **argv)
         ADD ("/mount/client/unix/malformed-replies", test_malformed);
         ADD ("/mount/client/unix/server-gone", test_server_gone);
 #undef ADD
+        g_test_add ("/mount/client/asks-for-hello", Fixture, "quiet", fixture_setup,
+                    test_asks_for_hello, fixture_teardown);
         return g_test_run ();
 }

@@ -46,19 +46,18 @@ fsd_peer_next (FsdPeer *peer, ProtoFrame *ret)
         }
 }
 
-static void
-answer_hello (FsdPeer *peer)
+void
+fsd_peer_answer (FsdPeer *peer, const ProtoFrame *f)
 {
         g_autofree uint8_t *buf = NULL;
         const char *nonce = NULL;
         cJSON *obj = NULL, *hello;
-        ProtoFrame f;
         size_t len;
 
-        fsd_peer_next (peer, &f);
-        g_assert_cmpint (f.type, ==, PROTO_FRAME_HELLO);
-        g_assert_cmpint (proto_json_parse (f.payload, f.length, &obj), ==, 0);
+        g_assert_cmpint (f->type, ==, PROTO_FRAME_HELLO);
+        g_assert_cmpint (proto_json_parse (f->payload, f->length, &obj), ==, 0);
         g_assert_cmpint (proto_json_get_string (obj, "nonce", 64, &nonce), ==, 0);
+        g_strlcpy (peer->nonce, nonce, sizeof peer->nonce);
         hello = cJSON_CreateObject ();
         cJSON_AddNumberToObject (hello, "version", FS_PROTO_VERSION);
         cJSON_AddStringToObject (hello, "role", "fs-client");
@@ -67,6 +66,15 @@ answer_hello (FsdPeer *peer)
         g_assert_cmpint (proto_frame_build_json (PROTO_FRAME_HELLO, hello, &buf, &len), ==, 0);
         cJSON_Delete (hello);
         fsd_peer_write (peer, buf, len);
+}
+
+static void
+answer_hello (FsdPeer *peer)
+{
+        ProtoFrame f;
+
+        fsd_peer_next (peer, &f);
+        fsd_peer_answer (peer, &f);
 }
 
 FsdPeer *

@@ -16,6 +16,7 @@ typedef struct {
         GPid pid;
         int fd; /* our end of the channel */
         ProtoDecoder dec;
+        char nonce[PROTO_NONCE_HEX_LEN + 1]; /* of the server's last HELLO we answered */
 } FsdPeer;
 
 /* Starts CORRAL_FSD_PATH with "--fd 3" and args (NULL-terminated), then completes the HELLO. */
@@ -25,6 +26,8 @@ void fsd_peer_stop (FsdPeer *peer);
 void fsd_peer_free (FsdPeer *peer);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsdPeer, fsd_peer_free)
 
+/* Answers the server HELLO f as the guest's client does. */
+void fsd_peer_answer (FsdPeer *peer, const ProtoFrame *f);
 /* Encodes q as one FS_REQUEST frame on channel into out (appends). */
 void fsd_peer_encode (GByteArray *out, uint32_t channel, const FsRequest *q);
 /* Writes all of data to the server. */

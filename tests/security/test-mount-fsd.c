@@ -188,6 +188,54 @@ test_forget_open_handle (void)
         fsd_peer_stop (peer);
 }
 
+/* The guest's client restarted while the server kept running: it asks for a HELLO and gets a
+ * fresh session (new nonce, the old client's nodes gone), at most one a second. */
+static void
+test_client_restart (void)
+{
+        g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW);
+        g_autoptr (FsdPeer) peer = NULL;
+        g_autoptr (GByteArray) ask = g_byte_array_new ();
+        g_autofree uint8_t *buf = NULL;
+        const char *nonce = NULL;
+        char old_nonce[PROTO_NONCE_HEX_LEN + 1];
+        uint64_t share;
+        cJSON *obj = NULL;
+        ProtoFrame f;
+        size_t len;
+
+        fs_client_host_write (c, "f", "x");
+        peer = start_on (c, "rw", NULL);
+        share = lookup (peer, FS_ROOT_NODE, "s");
+        g_strlcpy (old_nonce, peer->nonce, sizeof old_nonce);
+        obj = cJSON_CreateObject ();
+        cJSON_AddNumberToObject (obj, "version", FS_PROTO_VERSION);
+        cJSON_AddStringToObject (obj, "role", "fs-client");
+        cJSON_AddStringToObject (obj, "request", "hello");
+        g_assert_cmpint (proto_frame_build_json (PROTO_FRAME_HELLO, obj, &buf, &len), ==, 0);
+        cJSON_Delete (obj);
+        /* asked twice in a row: one new session */
+        g_byte_array_append (ask, buf, (guint) len);
+        g_byte_array_append (ask, buf, (guint) len);
+        fsd_peer_write (peer, ask->data, ask->len);
+        fsd_peer_next (peer, &f);
+        g_assert_cmpint (f.type, ==, PROTO_FRAME_HELLO);
+        g_assert_cmpint (proto_json_parse (f.payload, f.length, &obj), ==, 0);
+        g_assert_cmpint (proto_json_get_string (obj, "nonce", 64, &nonce), ==, 0);
+        g_assert_cmpstr (nonce, !=, old_nonce);
+        cJSON_Delete (obj);
+        fsd_peer_answer (peer, &f);
+        /* the old session's nodes are gone; the share is found again */
+        {
+                FsRequest q = { .op = FS_OP_GETATTR, .node = share };
+                alarm (20); /* a second HELLO would leave this unanswered */
+                g_assert_cmpint (fsd_peer_call (peer, 7, &q, NULL), ==, -ESTALE);
+                alarm (0);
+        }
+        lookup (peer, lookup (peer, FS_ROOT_NODE, "s"), "f");
+        fsd_peer_stop (peer);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -195,5 +243,6 @@ main (int argc, char **argv)
         g_test_add_func ("/mount-fsd/fds-cloexec", test_fds_cloexec);
         g_test_add_func ("/mount-fsd/pipelined-replies-bounded", test_pipelined_replies_bounded);
         g_test_add_func ("/mount-fsd/forget-open-handle", test_forget_open_handle);
+        g_test_add_func ("/mount-fsd/client-restart", test_client_restart);
         return g_test_run ();
 }
