@@ -121,14 +121,18 @@ corral_secret_info_new (const char *name,
         for (const char *const *h = hosts; h && *h; h++) {
                 g_autofree char *canon = NULL;
                 CorralHostKind kind;
+                guint16 port;
 
-                if (!corral_egress_parse_host (*h, -1, FALSE, &kind, &canon, error))
+                if (!corral_egress_parse_authority (*h, -1, CORRAL_SECRET_DEFAULT_PORT, &kind,
+                                                    &canon, &port, error))
                         return NULL;
                 if (kind != CORRAL_HOST_NAME) {
                         invalid (error, _ ("A secret is bound to host names, not addresses"));
                         return NULL;
                 }
-                g_ptr_array_add (list, g_steal_pointer (&canon));
+                g_ptr_array_add (list, port == CORRAL_SECRET_DEFAULT_PORT
+                                               ? g_steal_pointer (&canon)
+                                               : g_strdup_printf ("%s:%u", canon, port));
         }
         if (list->len == 0 || list->len > 16) {
                 invalid (error, _ ("A secret needs one to 16 hosts (--host)"));

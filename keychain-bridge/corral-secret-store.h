@@ -1,8 +1,9 @@
 /* corral-secret-store.h — Corral's secrets in the desktop keychain (Secret Service, through
  * libsecret), with a Corral schema.
  *
- * Each secret has a name, the hosts it may be sent to, and how it is injected (a header and a
- * format such as "Bearer {}"; header "basic" means HTTP basic auth with the secret as password).
+ * Each secret has a name, the hosts (and ports: 443 unless named) it may be sent to, and how it
+ * is injected (a header and a format such as "Bearer {}"; header "basic" means HTTP basic auth
+ * with the secret as password).
  * Only the Secret Service ever holds a value: a locked or missing keychain is an error
  * (CORRAL_EGRESS_ERROR_KEYCHAIN) with a message that says what to do, never a fallback to a
  * file. Values are never listed; callers wipe them (corral_secret_value_free).
@@ -17,10 +18,13 @@ G_BEGIN_DECLS
 
 #define CORRAL_SECRET_MAX_NAME 64
 #define CORRAL_SECRET_MAX_VALUE 8192
+/* The port of a binding's host that names none: a credential is bound to one port of a host,
+ * never to every service the name reaches. */
+#define CORRAL_SECRET_DEFAULT_PORT 443
 
 typedef struct {
         char *name; /* [A-Za-z0-9_]{1,64}: it is also the guest's environment variable */
-        char **hosts; /* canonical host names, at least one */
+        char **hosts; /* at least one: "name" (port 443) or "name:port", canonical */
         char *header; /* lower-case header name, or "basic" */
         char *format; /* contains "{}" exactly once */
 } CorralSecretInfo;

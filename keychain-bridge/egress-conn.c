@@ -14,8 +14,6 @@
 #include <netinet/tcp.h>
 #include <string.h>
 
-#define MAX_CHUNK_LINE 1024
-
 void
 _egress_conn_free (EgressConn *conn)
 {
@@ -132,6 +130,22 @@ explain (EgressConn *conn, const char *rule, const char *detail)
                 return g_strdup_printf (_ ("blocked by sandbox: the certificate of %s could not "
                                            "be verified (%s)"),
                                         host, detail);
+        if (g_str_equal (rule, "secret-from-guest"))
+                return g_strdup_printf (_ ("blocked by sandbox: a program in this VM sent the real "
+                                           "value of the credential %s, which only the user's "
+                                           "computer may hold; the VM's network is now off and "
+                                           "the user is told. Tell the user what you were doing; "
+                                           "do not retry"),
+                                        detail);
+        if (g_str_equal (rule, "session-ended"))
+                return g_strdup (_ ("blocked by sandbox: this VM's network is off because a "
+                                    "program in it sent the real value of a credential; only "
+                                    "the user can turn it on again, by restarting the VM"));
+        if (g_str_equal (rule, "response-unmaskable"))
+                return g_strdup_printf (_ ("blocked by sandbox: the reply of %s to a request "
+                                           "carrying a credential could not be checked for that "
+                                           "credential (%s); ask for it whole and uncompressed"),
+                                        host, detail);
         if (g_str_equal (rule, "bad-request"))
                 return g_strdup_printf (_ ("blocked by sandbox: the proxy request was refused "
                                            "(%s); send a well-formed HTTP/1.1 proxy request"),
@@ -179,14 +193,41 @@ _egress_refusal (EgressConn *conn, guint status, const char *rule, const char *d
         return resp;
 }
 
-/* Sends the refusal (best effort) and records it. */
-static void
-refuse (EgressConn *conn, guint status, const char *rule, const char *detail)
+void
+_egress_refuse (EgressConn *conn, guint status, const char *rule, const char *detail)
 {
         g_autoptr (GString) resp = _egress_refusal (conn, status, rule, detail);
 
-        if (!conn->replied)
+        if (conn->send_refusal)
+                conn->send_refusal (conn, resp);
+        else if (!conn->replied)
                 _egress_write_all (conn->client, resp->str, resp->len, conn, NULL);
+}
+
+void
+_egress_secret_from_guest (EgressConn *conn, gint64 index)
+{
+        g_autofree char *name = _egress_credentials_dup_name (conn->creds, (guint) index);
+
+        _egress_refuse (conn, 403, "secret-from-guest", name ? name : _ ("a credential"));
+        _egress_end_session (conn, name ? name : "");
+}
+
+gboolean
+_egress_check_guest_bytes (EgressConn *conn, const void *data, gsize len)
+{
+        g_autoptr (EgressMask) mask = NULL;
+        gint64 found;
+
+        if (!conn->creds)
+                return TRUE;
+        mask = _egress_credentials_dup_mask (conn->creds);
+        /* Only reads: the bytes are not masked, the scan stops at the first form found. */
+        found = egress_mask_scan (mask, (guint8 *) data, len, FALSE);
+        if (found < 0)
+                return TRUE;
+        _egress_secret_from_guest (conn, found);
+        return FALSE;
 }
 
 /* Head ---------------------------------------------------------------------------------------- */
@@ -240,7 +281,7 @@ resolve_checked (EgressConn *conn, CorralEgressPolicy *policy, GResolver *resolv
                 /* Never from DNS, never opened by a preset or a wildcard. */
                 if (!corral_egress_policy_allows_host_alias (policy, conn->port)) {
                         rule = g_strdup_printf ("%s:%u", CORRAL_EGRESS_HOST_ALIAS, conn->port);
-                        refuse (conn, 403, "host-alias-needs-port", rule);
+                        _egress_refuse (conn, 403, "host-alias-needs-port", rule);
                         return NULL;
                 }
                 return g_list_prepend (NULL, g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4));
@@ -250,7 +291,7 @@ resolve_checked (EgressConn *conn, CorralEgressPolicy *policy, GResolver *resolv
         else
                 addrs = g_list_prepend (NULL, g_inet_address_new_from_string (conn->host));
         if (!addrs) {
-                refuse (conn, 502, "resolve-failed", error ? error->message : "no address");
+                _egress_refuse (conn, 502, "resolve-failed", error ? error->message : "no address");
                 return NULL;
         }
         for (GList *l = addrs; l; l = l->next) {
@@ -260,7 +301,7 @@ resolve_checked (EgressConn *conn, CorralEgressPolicy *policy, GResolver *resolv
                         g_autofree char *a = g_inet_address_to_string (l->data);
                         g_autofree char *detail = g_strdup_printf ("%s, %s", a, why);
 
-                        refuse (conn, 403, "private-address", detail);
+                        _egress_refuse (conn, 403, "private-address", detail);
                         g_resolver_free_addresses (addrs);
                         return NULL;
                 }
@@ -297,110 +338,43 @@ connect_upstream (EgressConn *conn, GList *addrs, guint timeout_s)
                         return TRUE;
                 }
         }
-        refuse (conn, 502, "connect-failed", error->message);
+        _egress_refuse (conn, 502, "connect-failed", error->message);
         return FALSE;
 }
 
-/* Request bodies ------------------------------------------------------------------------------ */
-
-typedef enum {
-        CH_SIZE,
-        CH_EXT,
-        CH_SIZE_LF,
-        CH_DATA,
-        CH_DATA_CR,
-        CH_DATA_LF,
-        CH_TRAILER_START,
-        CH_TRAILER,
-        CH_TRAILER_LF,
-        CH_END_LF,
-        CH_DONE,
-} ChunkState;
-
-typedef struct {
-        ChunkState state;
-        guint64 size;
-        guint digits;
-        gsize line; /* bytes of the current extension or trailer line */
-} Chunked;
-
-/* Validates chunked framing over buf; returns how many bytes belong to the body (everything up
- * to the end of the last chunk's trailers), or -1 on a framing error. */
-static gssize
-chunked_scan (Chunked *c, const guint8 *buf, gsize len)
+gboolean
+_egress_conn_open_upstream (EgressConn *conn,
+                            CorralEgressPolicy *policy,
+                            GList *addrs,
+                            guint timeout_s)
 {
-        gsize i = 0;
+        CorralEgressProxy *proxy = conn->proxy;
 
-        while (i < len && c->state != CH_DONE) {
-                guint8 b = buf[i];
-
-                if (c->state == CH_DATA) {
-                        gsize take = (gsize) MIN ((guint64) (len - i), c->size);
-                        i += take;
-                        c->size -= take;
-                        if (c->size == 0)
-                                c->state = CH_DATA_CR;
-                        continue;
-                }
-                i++;
-                switch (c->state) {
-                case CH_SIZE:
-                        if (g_ascii_isxdigit (b) && c->digits < 15) {
-                                c->size = c->size * 16 + (guint64) g_ascii_xdigit_value (b);
-                                c->digits++;
-                        } else if (b == ';' && c->digits) {
-                                c->state = CH_EXT;
-                                c->line = 0;
-                        } else if (b == '\r' && c->digits) {
-                                c->state = CH_SIZE_LF;
-                        } else {
-                                return -1;
-                        }
-                        break;
-                case CH_EXT:
-                        if (b == '\r')
-                                c->state = CH_SIZE_LF;
-                        else if (b == '\n' || b == 0 || ++c->line > MAX_CHUNK_LINE)
-                                return -1;
-                        break;
-                case CH_SIZE_LF:
-                        if (b != '\n')
-                                return -1;
-                        c->digits = 0;
-                        c->state = c->size ? CH_DATA : CH_TRAILER_START;
-                        break;
-                case CH_DATA_CR:
-                        if (b != '\r')
-                                return -1;
-                        c->state = CH_DATA_LF;
-                        break;
-                case CH_DATA_LF:
-                        if (b != '\n')
-                                return -1;
-                        c->state = CH_SIZE;
-                        break;
-                case CH_TRAILER_START:
-                        c->line = 0;
-                        c->state = b == '\r' ? CH_END_LF : CH_TRAILER;
-                        break;
-                case CH_TRAILER:
-                        if (b == '\r')
-                                c->state = CH_TRAILER_LF;
-                        else if (b == '\n' || b == 0 || ++c->line > MAX_CHUNK_LINE)
-                                return -1;
-                        break;
-                case CH_TRAILER_LF:
-                case CH_END_LF:
-                        if (b != '\n')
-                                return -1;
-                        c->state = c->state == CH_END_LF ? CH_DONE : CH_TRAILER_START;
-                        break;
-                default:
-                        return -1;
-                }
+        if (!connect_upstream (conn, addrs, timeout_s))
+                return FALSE;
+        g_mutex_lock (&proxy->lock);
+        conn->allowed = TRUE;
+        /* The policy changed while this request was being checked: judge it again now that
+         * set_policy () can see it. */
+        if (proxy->policy != policy && !_egress_still_allowed (proxy->policy, conn)) {
+                conn->reason =
+                        conn->reason ? conn->reason : g_strdup ("closed: the policy changed");
+                g_cancellable_cancel (conn->cancellable);
         }
-        return (gssize) i;
+        g_mutex_unlock (&proxy->lock);
+        return TRUE;
 }
+
+void
+_egress_conn_head_done (EgressConn *conn)
+{
+        g_mutex_lock (&conn->proxy->lock);
+        conn->head_done = TRUE;
+        conn->last_activity = g_get_monotonic_time ();
+        g_mutex_unlock (&conn->proxy->lock);
+}
+
+/* Request bodies ------------------------------------------------------------------------------ */
 
 static gssize
 plain_client_read (EgressConn *conn, gpointer ctx, void *buf, gsize n)
@@ -414,33 +388,80 @@ plain_upstream_write (EgressConn *conn, gpointer ctx, const void *buf, gsize n)
         return _egress_write_all (G_IO_STREAM (conn->upstream), buf, n, conn, NULL);
 }
 
+/* Body bytes (chunk data when chunked) through the check: what may go on now is written, as a
+ * chunk of its own when chunked (the check sees the data without the guest's chunk framing,
+ * so a secret split across chunks is found too). */
+static gboolean
+pass_checked (EgressConn *conn,
+              EgressMaskStream *check,
+              const EgressEndpoint *to,
+              gboolean chunked,
+              const guint8 *data,
+              gsize n,
+              gboolean last,
+              GByteArray *out)
+{
+        const guint8 *ready;
+        gsize len;
+        gint64 found = egress_mask_stream_feed (check, data, n, last, &ready, &len);
+
+        if (found >= 0) {
+                _egress_secret_from_guest (conn, found);
+                return FALSE;
+        }
+        if (!chunked) {
+                conn->bytes_up += len;
+                return len == 0 || to->write (conn, to->ctx, ready, len);
+        }
+        g_byte_array_set_size (out, 0);
+        corral_http_append_chunk (out, ready, len, last);
+        conn->bytes_up += out->len;
+        return out->len == 0 || to->write (conn, to->ctx, out->data, out->len);
+}
+
 /* Copies exactly the request body (Content-Length or chunked) from one end to the other. Bytes
  * after it (a pipelined second request) are never forwarded: one request per connection. */
 gboolean
 _egress_forward_body (EgressConn *conn,
                       const CorralHttpRequest *req,
                       const EgressEndpoint *from,
-                      const EgressEndpoint *to)
+                      const EgressEndpoint *to,
+                      EgressMask *detect)
 {
         g_autofree guint8 *buf = g_malloc (EGRESS_BUF);
         guint64 left = req->content_length > 0 ? (guint64) req->content_length : 0;
-        Chunked ch = { 0 };
+        CorralHttpChunked ch = { 0 };
+        g_autoptr (EgressMaskStream) check = NULL;
+        g_autoptr (GByteArray) out = NULL;
 
-        while (req->chunked ? ch.state != CH_DONE : left > 0) {
+        if (detect && !egress_mask_is_empty (detect)) {
+                check = egress_mask_stream_new (detect, FALSE, EGRESS_BUF);
+                out = g_byte_array_sized_new (EGRESS_BUF + 64);
+        }
+        while (req->chunked ? !corral_http_chunked_done (&ch) : left > 0) {
                 gsize want = req->chunked ? EGRESS_BUF : (gsize) MIN (left, EGRESS_BUF);
                 gssize n = from->read (conn, from->ctx, buf, want);
                 gssize take = n;
+                gsize data = (gsize) MAX (n, 0);
 
                 if (n <= 0)
                         return FALSE;
-                if (req->chunked && (take = chunked_scan (&ch, buf, (gsize) n)) < 0) {
+                if (req->chunked && (take = corral_http_chunked_scan (&ch, buf, (gsize) n,
+                                                                      check ? &data : NULL)) < 0) {
                         set_reason (conn, "malformed chunked body");
                         return FALSE;
+                }
+                left -= req->chunked ? 0 : (guint64) take;
+                if (check) {
+                        gboolean last = req->chunked ? corral_http_chunked_done (&ch) : left == 0;
+
+                        if (!pass_checked (conn, check, to, req->chunked, buf, data, last, out))
+                                return FALSE;
+                        continue;
                 }
                 if (!to->write (conn, to->ctx, buf, (gsize) take))
                         return FALSE;
                 conn->bytes_up += (guint64) take;
-                left -= req->chunked ? 0 : (guint64) take;
         }
         return TRUE;
 }
@@ -450,8 +471,10 @@ forward_body (EgressConn *conn, const CorralHttpRequest *req)
 {
         const EgressEndpoint from = { plain_client_read, NULL, NULL };
         const EgressEndpoint to = { NULL, plain_upstream_write, NULL };
+        g_autoptr (EgressMask) detect =
+                conn->creds ? _egress_credentials_dup_mask (conn->creds) : NULL;
 
-        return _egress_forward_body (conn, req, &from, &to);
+        return _egress_forward_body (conn, req, &from, &to, detect);
 }
 
 /* Relays ---------------------------------------------------------------------------------------- */
@@ -565,7 +588,7 @@ check_client_hello (EgressConn *conn)
         if (r == CORRAL_HELLO_OK)
                 why = sni ? "TLS server name does not match the CONNECT host"
                           : "TLS server name missing";
-        refuse (conn, 403, r == CORRAL_HELLO_OK ? "sni-mismatch" : "not-tls", why);
+        _egress_refuse (conn, 403, r == CORRAL_HELLO_OK ? "sni-mismatch" : "not-tls", why);
         g_output_stream_write (g_io_stream_get_output_stream (conn->client), alert, sizeof alert,
                                conn->cancellable, NULL);
         return FALSE;
@@ -573,8 +596,8 @@ check_client_hello (EgressConn *conn)
 
 /* Run ------------------------------------------------------------------------------------------- */
 
-static void
-head_failed (EgressConn *conn, GError *error)
+void
+_egress_head_failed (EgressConn *conn, GError *error)
 {
         if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
             error->domain != CORRAL_EGRESS_ERROR) {
@@ -584,31 +607,49 @@ head_failed (EgressConn *conn, GError *error)
                 g_mutex_unlock (&conn->proxy->lock);
                 return;
         }
-        refuse (conn, error->code == CORRAL_EGRESS_ERROR_TOO_LARGE ? 431 : 400, "bad-request",
-                error->message);
+        _egress_refuse (conn, error->code == CORRAL_EGRESS_ERROR_TOO_LARGE ? 431 : 400,
+                        "bad-request", error->message);
 }
 
+/* The session is still on, the head holds no bound secret and the policy allows the target. */
 static gboolean
 decide (EgressConn *conn, CorralHttpRequest *req, CorralEgressPolicy *policy)
 {
         g_autofree char *rule = NULL;
-        gboolean allowed;
+        gboolean allowed, ended;
 
         g_mutex_lock (&conn->proxy->lock);
         conn->method = g_strdup (req->method);
         conn->host = g_strdup (req->host);
         conn->kind = req->kind;
         conn->port = req->port;
+        ended = conn->proxy->ended != NULL;
         g_mutex_unlock (&conn->proxy->lock);
+        if (ended) {
+                _egress_refuse (conn, 403, "session-ended", NULL);
+                return FALSE;
+        }
+        /* The whole head as sent: target, every header, whatever the parser kept or not. */
+        if (!_egress_check_guest_bytes (conn, conn->buf, conn->buf_start))
+                return FALSE;
         allowed = corral_egress_policy_check (policy, req->host, req->kind, req->port, &rule);
         if (!allowed) {
-                refuse (conn, 403, rule, NULL);
+                _egress_refuse (conn, 403, rule, NULL);
                 return FALSE;
         }
         g_mutex_lock (&conn->proxy->lock);
         conn->rule = g_steal_pointer (&rule);
         g_mutex_unlock (&conn->proxy->lock);
         return TRUE;
+}
+
+/* A CONNECT to a bound host and port: TLS is intercepted, and the upstream connection is made
+ * only once the request inside is complete (egress-intercept.c). */
+static gboolean
+intercepts (EgressConn *conn, const CorralHttpRequest *req)
+{
+        return req->is_connect && conn->creds &&
+               corral_egress_credentials_binds_host (conn->creds, conn->host, conn->port);
 }
 
 void
@@ -629,7 +670,7 @@ _egress_conn_run (EgressConn *conn)
                 conn->creds = corral_egress_credentials_ref (proxy->creds);
         g_mutex_unlock (&proxy->lock);
         if (!(req = read_head (conn, &limits, &error))) {
-                head_failed (conn, error);
+                _egress_head_failed (conn, error);
                 return;
         }
         policy = corral_egress_proxy_dup_policy (proxy);
@@ -644,30 +685,16 @@ _egress_conn_run (EgressConn *conn)
                 g_resolver_free_addresses (addrs);
                 return;
         }
-        g_mutex_lock (&proxy->lock);
-        conn->head_done = TRUE;
-        conn->last_activity = g_get_monotonic_time ();
-        g_mutex_unlock (&proxy->lock);
-        if (!connect_upstream (conn, addrs, limits.connect_timeout_s)) {
-                g_resolver_free_addresses (addrs);
-                return;
+        if (intercepts (conn, req)) {
+                _egress_intercept (conn, policy, addrs, &limits);
+        } else {
+                _egress_conn_head_done (conn);
+                if (_egress_conn_open_upstream (conn, policy, addrs, limits.connect_timeout_s)) {
+                        if (req->is_connect)
+                                tunnel (conn);
+                        else
+                                forward_http (conn, req);
+                }
         }
         g_resolver_free_addresses (addrs);
-        g_mutex_lock (&proxy->lock);
-        conn->allowed = TRUE;
-        /* The policy changed while this request was being checked: judge it again now that
-         * set_policy () can see it. */
-        if (proxy->policy != policy && !_egress_still_allowed (proxy->policy, conn)) {
-                conn->reason =
-                        conn->reason ? conn->reason : g_strdup ("closed: the policy changed");
-                g_cancellable_cancel (conn->cancellable);
-        }
-        g_mutex_unlock (&proxy->lock);
-        if (req->is_connect && conn->creds &&
-            corral_egress_credentials_binds_host (conn->creds, conn->host))
-                _egress_intercept (conn);
-        else if (req->is_connect)
-                tunnel (conn);
-        else
-                forward_http (conn, req);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "egress-cred.h"
+#include "egress-mask.h"
 
 typedef struct {
         CorralSecretInfo *info;
@@ -18,6 +19,9 @@ _egress_credentials_find (CorralEgressCredentials *creds, const char *placeholde
 EgressBinding *_egress_binding_copy (const EgressBinding *b);
 void _egress_binding_free (EgressBinding *b);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (EgressBinding, _egress_binding_free)
-gboolean _egress_binding_for_host (const EgressBinding *b, const char *host);
-/* (transfer full) copies of every secret, for scrubbing responses. */
-GPtrArray *_egress_credentials_secrets (CorralEgressCredentials *creds);
+gboolean _egress_binding_for_host (const EgressBinding *b, const char *host, guint16 port);
+/* (transfer full) every binding's secret in all its forms (egress-mask.h), for finding them in
+ * what the guest sends; a scan's id is the binding's index (see _egress_credentials_dup_name). */
+EgressMask *_egress_credentials_dup_mask (CorralEgressCredentials *creds);
+/* (transfer full) (nullable) the name of the binding at index (NULL after revoke). */
+char *_egress_credentials_dup_name (CorralEgressCredentials *creds, guint index);

@@ -4,6 +4,7 @@
  */
 #include "egress-cred.h"
 #include "egress-cred-private.h"
+#include "egress-mask.h"
 
 #include <string.h>
 #include <sys/random.h>
@@ -11,6 +12,7 @@
 struct _CorralEgressCredentials {
         GMutex lock;
         GPtrArray *bindings; /* of EgressBinding */
+        EgressMask *mask; /* (nullable) every binding's secret, id = index; made on first use */
 };
 
 static void
@@ -46,6 +48,7 @@ creds_clear (gpointer data)
         CorralEgressCredentials *c = data;
 
         g_ptr_array_unref (c->bindings);
+        egress_mask_unref (c->mask);
         g_mutex_clear (&c->lock);
 }
 
@@ -84,6 +87,7 @@ corral_egress_credentials_add (CorralEgressCredentials *creds,
         new_placeholder (b->placeholder);
         g_mutex_lock (&creds->lock);
         g_ptr_array_add (creds->bindings, b);
+        g_clear_pointer (&creds->mask, egress_mask_unref);
         g_mutex_unlock (&creds->lock);
         return g_strdup (b->placeholder);
 }
@@ -129,20 +133,33 @@ corral_egress_credentials_dup_environ (CorralEgressCredentials *creds)
         return (char **) g_ptr_array_free (env, FALSE);
 }
 
+/* A binding names host and port: "name" is port 443, "name:port" another one. */
 static gboolean
-binds (const EgressBinding *b, const char *host)
+binds (const EgressBinding *b, const char *host, guint16 port)
 {
-        return g_strv_contains ((const char *const *) b->info->hosts, host);
+        for (char **h = b->info->hosts; *h; h++) {
+                g_autofree char *name = NULL;
+                CorralHostKind kind;
+                guint16 p;
+
+                if (corral_egress_parse_authority (*h, -1, CORRAL_SECRET_DEFAULT_PORT, &kind, &name,
+                                                   &p, NULL) &&
+                    p == port && g_str_equal (name, host))
+                        return TRUE;
+        }
+        return FALSE;
 }
 
 gboolean
-corral_egress_credentials_binds_host (CorralEgressCredentials *creds, const char *host)
+corral_egress_credentials_binds_host (CorralEgressCredentials *creds,
+                                      const char *host,
+                                      guint16 port)
 {
         gboolean found = FALSE;
 
         g_mutex_lock (&creds->lock);
         for (guint i = 0; i < creds->bindings->len && !found; i++)
-                found = binds (g_ptr_array_index (creds->bindings, i), host);
+                found = binds (g_ptr_array_index (creds->bindings, i), host, port);
         g_mutex_unlock (&creds->lock);
         return found;
 }
@@ -152,6 +169,7 @@ corral_egress_credentials_revoke (CorralEgressCredentials *creds)
 {
         g_mutex_lock (&creds->lock);
         g_ptr_array_set_size (creds->bindings, 0);
+        g_clear_pointer (&creds->mask, egress_mask_unref);
         g_mutex_unlock (&creds->lock);
 }
 
@@ -195,20 +213,37 @@ _egress_binding_free (EgressBinding *b)
 }
 
 gboolean
-_egress_binding_for_host (const EgressBinding *b, const char *host)
+_egress_binding_for_host (const EgressBinding *b, const char *host, guint16 port)
 {
-        return binds (b, host);
+        return binds (b, host, port);
 }
 
-GPtrArray *
-_egress_credentials_secrets (CorralEgressCredentials *creds)
+EgressMask *
+_egress_credentials_dup_mask (CorralEgressCredentials *creds)
 {
-        GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) corral_secret_value_free);
+        EgressMask *mask;
 
         g_mutex_lock (&creds->lock);
-        for (guint i = 0; i < creds->bindings->len; i++)
-                g_ptr_array_add (out,
-                                 g_strdup (((EgressBinding *) creds->bindings->pdata[i])->secret));
+        if (!creds->mask) {
+                creds->mask = egress_mask_new ();
+                for (guint i = 0; i < creds->bindings->len; i++)
+                        egress_mask_add_secret (
+                                creds->mask, ((EgressBinding *) creds->bindings->pdata[i])->secret,
+                                i);
+        }
+        mask = egress_mask_ref (creds->mask);
         g_mutex_unlock (&creds->lock);
-        return out;
+        return mask;
+}
+
+char *
+_egress_credentials_dup_name (CorralEgressCredentials *creds, guint index)
+{
+        char *name = NULL;
+
+        g_mutex_lock (&creds->lock);
+        if (index < creds->bindings->len)
+                name = g_strdup (((EgressBinding *) creds->bindings->pdata[index])->info->name);
+        g_mutex_unlock (&creds->lock);
+        return name;
 }

@@ -3,8 +3,9 @@
  * At session start each bound secret gets a fresh random placeholder ("corral-ph-" and 32 hex
  * digits from getrandom). The guest sees only placeholders (as NAME=placeholder environment
  * variables); the host proxy swaps a placeholder for its secret only in the binding's header of
- * a TLS request to one of the binding's hosts. Revoking (session end) wipes the secrets and
- * forgets the placeholders, so a replayed token matches nothing.
+ * a TLS request to one of the binding's hosts (a host and a port: 443 unless it names another).
+ * Revoking (session end) wipes the secrets and forgets the placeholders, so a replayed token
+ * matches nothing.
  *
  * Thread-safe: the proxy's connection threads look bindings up while the session may revoke.
  *
@@ -40,8 +41,11 @@ gboolean corral_egress_credentials_add_from_keychain (CorralEgressCredentials *c
 /* NAME=placeholder for the guest's environment (transfer full). */
 char **corral_egress_credentials_dup_environ (CorralEgressCredentials *creds);
 
-/* TRUE when some binding names host (the proxy intercepts TLS to it). */
-gboolean corral_egress_credentials_binds_host (CorralEgressCredentials *creds, const char *host);
+/* TRUE when some binding names host and port (the proxy intercepts TLS to it). A binding's
+ * host without a port means port 443. */
+gboolean corral_egress_credentials_binds_host (CorralEgressCredentials *creds,
+                                               const char *host,
+                                               guint16 port);
 
 /* Session end: secrets wiped, placeholders forgotten. */
 void corral_egress_credentials_revoke (CorralEgressCredentials *creds);

@@ -127,7 +127,7 @@ parse_request_line (CorralHttpRequest *req, const char *line, gsize len, GError 
 }
 
 static gboolean
-parse_header (CorralHttpRequest *req, const char *line, gsize len, GError **error)
+parse_header (GPtrArray *headers, const char *line, gsize len, GError **error)
 {
         const char *colon = memchr (line, ':', len);
         const char *v, *vend;
@@ -154,17 +154,17 @@ parse_header (CorralHttpRequest *req, const char *line, gsize len, GError **erro
         h = g_new0 (CorralHttpHeader, 1);
         h->name = g_strndup (line, (gsize) (colon - line));
         h->value = g_strndup (v, (gsize) (vend - v));
-        g_ptr_array_add (req->headers, h);
+        g_ptr_array_add (headers, h);
         return TRUE;
 }
 
 static guint
-count_header (const CorralHttpRequest *req, const char *name, const CorralHttpHeader **ret)
+count_header (GPtrArray *headers, const char *name, const CorralHttpHeader **ret)
 {
         guint n = 0;
 
-        for (guint i = 0; i < req->headers->len; i++) {
-                const CorralHttpHeader *h = g_ptr_array_index (req->headers, i);
+        for (guint i = 0; i < headers->len; i++) {
+                const CorralHttpHeader *h = g_ptr_array_index (headers, i);
 
                 if (g_ascii_strcasecmp (h->name, name) == 0) {
                         *ret = h;
@@ -179,14 +179,14 @@ corral_http_request_get_header (const CorralHttpRequest *req, const char *name)
 {
         const CorralHttpHeader *h = NULL;
 
-        return count_header (req, name, &h) == 1 ? h->value : NULL;
+        return count_header (req->headers, name, &h) == 1 ? h->value : NULL;
 }
 
 static gboolean
 check_host_header (CorralHttpRequest *req, GError **error)
 {
         const CorralHttpHeader *h = NULL;
-        guint n = count_header (req, "Host", &h);
+        guint n = count_header (req->headers, "Host", &h);
         g_autofree char *host = NULL;
         CorralHostKind kind;
         guint16 port;
@@ -205,20 +205,25 @@ check_host_header (CorralHttpRequest *req, GError **error)
         return TRUE;
 }
 
+/* Content-Length or chunked, never both, never twice; no other transfer coding. */
 static gboolean
-check_framing (CorralHttpRequest *req, GError **error)
+body_framing (GPtrArray *headers,
+              gint64 *ret_length,
+              gboolean *ret_chunked,
+              gboolean *ret_any,
+              GError **error)
 {
         const CorralHttpHeader *cl = NULL, *te = NULL;
-        guint ncl = count_header (req, "Content-Length", &cl);
-        guint nte = count_header (req, "Transfer-Encoding", &te);
+        guint ncl = count_header (headers, "Content-Length", &cl);
+        guint nte = count_header (headers, "Transfer-Encoding", &te);
         guint64 v = 0;
 
         if (ncl > 1 || nte > 1 || (ncl && nte))
-                return bad (error, _ ("ambiguous request body length"));
+                return bad (error, _ ("ambiguous body length"));
         if (nte) {
                 if (g_ascii_strcasecmp (te->value, "chunked") != 0)
                         return bad (error, _ ("unsupported Transfer-Encoding"));
-                req->chunked = TRUE;
+                *ret_chunked = TRUE;
         }
         if (ncl) {
                 if (!*cl->value || strlen (cl->value) > 15)
@@ -228,9 +233,20 @@ check_framing (CorralHttpRequest *req, GError **error)
                                 return bad (error, _ ("invalid Content-Length"));
                         v = v * 10 + (guint64) (*p - '0');
                 }
-                req->content_length = (gint64) v;
+                *ret_length = (gint64) v;
         }
-        if (req->is_connect && (ncl || nte))
+        *ret_any = ncl || nte;
+        return TRUE;
+}
+
+static gboolean
+check_framing (CorralHttpRequest *req, GError **error)
+{
+        gboolean any = FALSE;
+
+        if (!body_framing (req->headers, &req->content_length, &req->chunked, &any, error))
+                return FALSE;
+        if (req->is_connect && any)
                 return bad (error, _ ("CONNECT with a body"));
         return TRUE;
 }
@@ -259,7 +275,7 @@ parse_full (CorralHttpRequest *pre, const char *head, gsize len, guint max_heade
                         return NULL;
                 }
                 if (first ? !parse_request_line (req, line, llen, error)
-                          : !parse_header (req, line, llen, error))
+                          : !parse_header (req->headers, line, llen, error))
                         return NULL;
                 if (!first && req->headers->len > max_headers) {
                         g_set_error_literal (error, CORRAL_EGRESS_ERROR,
@@ -349,4 +365,199 @@ corral_http_request_to_origin (const CorralHttpRequest *req)
         }
         g_string_append (s, "Connection: close\r\n\r\n");
         return s;
+}
+
+/* Responses -------------------------------------------------------------------------------------- */
+
+void
+corral_http_response_free (CorralHttpResponse *resp)
+{
+        if (!resp)
+                return;
+        g_clear_pointer (&resp->headers, g_ptr_array_unref);
+        g_free (resp);
+}
+
+/* "HTTP/1.x NNN[ reason]" */
+static gboolean
+parse_status_line (CorralHttpResponse *resp, const char *line, gsize len, GError **error)
+{
+        if (len < 12 || strncmp (line, "HTTP/1.", 7) != 0 || (line[7] != '0' && line[7] != '1') ||
+            line[8] != ' ' || !g_ascii_isdigit (line[9]) || !g_ascii_isdigit (line[10]) ||
+            !g_ascii_isdigit (line[11]) || (len > 12 && line[12] != ' '))
+                return bad (error, _ ("malformed status line"));
+        for (gsize i = 12; i < len; i++)
+                if (((guchar) line[i] < 0x20 && line[i] != '\t') || line[i] == 0x7f)
+                        return bad (error, _ ("control character in the status line"));
+        resp->version_minor = line[7] - '0';
+        resp->status = (guint) ((line[9] - '0') * 100 + (line[10] - '0') * 10 + line[11] - '0');
+        return TRUE;
+}
+
+CorralHttpResponse *
+corral_http_response_parse (const char *head, gsize len, guint max_headers, GError **error)
+{
+        g_autoptr (CorralHttpResponse) resp = g_new0 (CorralHttpResponse, 1);
+        gboolean any = FALSE;
+        gsize pos = 0;
+
+        resp->headers = g_ptr_array_new_with_free_func (header_free);
+        resp->content_length = -1;
+        if (len < 4 || memcmp (head + len - 4, "\r\n\r\n", 4) != 0) {
+                bad (error, _ ("incomplete response head"));
+                return NULL;
+        }
+        while (pos < len - 2) {
+                const char *line = head + pos;
+                const char *cr = memchr (line, '\r', len - pos);
+                gsize llen = (gsize) (cr - line);
+
+                if (cr[1] != '\n' || memchr (line, '\n', llen) || memchr (line, '\0', llen)) {
+                        bad (error, _ ("lines must end with CRLF"));
+                        return NULL;
+                }
+                if (pos == 0 ? !parse_status_line (resp, line, llen, error)
+                             : !parse_header (resp->headers, line, llen, error))
+                        return NULL;
+                if (resp->headers->len > max_headers) {
+                        g_set_error_literal (error, CORRAL_EGRESS_ERROR,
+                                             CORRAL_EGRESS_ERROR_TOO_LARGE,
+                                             _ ("too many header lines"));
+                        return NULL;
+                }
+                pos += llen + 2;
+        }
+        if (!body_framing (resp->headers, &resp->content_length, &resp->chunked, &any, error))
+                return NULL;
+        return g_steal_pointer (&resp);
+}
+
+guint
+corral_http_response_count_header (const CorralHttpResponse *resp,
+                                   const char *name,
+                                   const char **ret_value)
+{
+        const CorralHttpHeader *h = NULL;
+        guint n = count_header (resp->headers, name, &h);
+
+        if (ret_value)
+                *ret_value = h ? h->value : NULL;
+        return n;
+}
+
+/* Chunked bodies --------------------------------------------------------------------------------- */
+
+#define MAX_CHUNK_LINE 1024
+
+typedef enum {
+        CH_SIZE,
+        CH_EXT,
+        CH_SIZE_LF,
+        CH_DATA,
+        CH_DATA_CR,
+        CH_DATA_LF,
+        CH_TRAILER_START,
+        CH_TRAILER,
+        CH_TRAILER_LF,
+        CH_END_LF,
+        CH_DONE,
+} ChunkState;
+
+/* One framing byte b in state c->state; FALSE on a framing error. */
+static gboolean
+chunked_step (CorralHttpChunked *c, guint8 b)
+{
+        switch (c->state) {
+        case CH_SIZE:
+                if (g_ascii_isxdigit (b) && c->digits < 15) {
+                        c->size = c->size * 16 + (guint64) g_ascii_xdigit_value ((char) b);
+                        c->digits++;
+                } else if (b == ';' && c->digits) {
+                        c->state = CH_EXT;
+                        c->line = 0;
+                } else if (b == '\r' && c->digits) {
+                        c->state = CH_SIZE_LF;
+                } else {
+                        return FALSE;
+                }
+                return TRUE;
+        case CH_EXT:
+        case CH_TRAILER:
+                if (b == '\r')
+                        c->state = c->state == CH_EXT ? CH_SIZE_LF : CH_TRAILER_LF;
+                else if (b == '\n' || b == 0 || ++c->line > MAX_CHUNK_LINE)
+                        return FALSE;
+                return TRUE;
+        case CH_SIZE_LF:
+                if (b != '\n')
+                        return FALSE;
+                c->digits = 0;
+                c->state = c->size ? CH_DATA : CH_TRAILER_START;
+                return TRUE;
+        case CH_DATA_CR:
+                c->state = CH_DATA_LF;
+                return b == '\r';
+        case CH_DATA_LF:
+                c->state = CH_SIZE;
+                return b == '\n';
+        case CH_TRAILER_START:
+                c->line = 0;
+                c->state = b == '\r' ? CH_END_LF : CH_TRAILER;
+                return TRUE;
+        case CH_TRAILER_LF:
+        case CH_END_LF:
+                if (b != '\n')
+                        return FALSE;
+                c->state = c->state == CH_END_LF ? CH_DONE : CH_TRAILER_START;
+                return TRUE;
+        default:
+                return FALSE;
+        }
+}
+
+gssize
+corral_http_chunked_scan (CorralHttpChunked *c, guint8 *buf, gsize len, gsize *ret_data)
+{
+        gsize i = 0, out = 0;
+
+        while (i < len && c->state != CH_DONE) {
+                if (c->state == CH_DATA) {
+                        gsize take = (gsize) MIN ((guint64) (len - i), c->size);
+
+                        if (ret_data)
+                                memmove (buf + out, buf + i, take);
+                        out += take;
+                        i += take;
+                        c->size -= take;
+                        if (c->size == 0)
+                                c->state = CH_DATA_CR;
+                        continue;
+                }
+                if (!chunked_step (c, buf[i++]))
+                        return -1;
+        }
+        if (ret_data)
+                *ret_data = out;
+        return (gssize) i;
+}
+
+gboolean
+corral_http_chunked_done (const CorralHttpChunked *c)
+{
+        return c->state == CH_DONE;
+}
+
+void
+corral_http_append_chunk (GByteArray *out, const guint8 *data, gsize len, gboolean last)
+{
+        if (len > 0) {
+                char size[32];
+                int n = g_snprintf (size, sizeof size, "%zx\r\n", len);
+
+                g_byte_array_append (out, (const guint8 *) size, (guint) n);
+                g_byte_array_append (out, data, (guint) len);
+                g_byte_array_append (out, (const guint8 *) "\r\n", 2);
+        }
+        if (last)
+                g_byte_array_append (out, (const guint8 *) "0\r\n\r\n", 5);
 }

@@ -6,6 +6,7 @@
  * Refused as ambiguous: a second Host, a Host that differs from the target's authority, both
  * Content-Length and Transfer-Encoding, two Content-Lengths, a Transfer-Encoding other than
  * "chunked", userinfo in the target, https:// in absolute form, origin-form targets.
+ * Also: origin response heads and chunked framing, for the places the proxy looks inside.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -64,5 +65,43 @@ const char *corral_http_request_get_header (const CorralHttpRequest *req, const 
 /* Serialises the request for the origin server: origin-form target, hop-by-hop and proxy
  * headers removed, "Connection: close" added. */
 GString *corral_http_request_to_origin (const CorralHttpRequest *req);
+
+/* A response head from an origin (egress-intercept.c reads them where it must look inside).
+ * "HTTP/1.x NNN reason", CRLF lines, header lines as for requests; Content-Length and
+ * Transfer-Encoding as for requests (only "chunked", never both, never twice). */
+typedef struct {
+        int version_minor;
+        guint status;
+        GPtrArray *headers; /* of CorralHttpHeader */
+        gint64 content_length; /* -1: none */
+        gboolean chunked;
+} CorralHttpResponse;
+
+void corral_http_response_free (CorralHttpResponse *resp);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralHttpResponse, corral_http_response_free)
+
+CorralHttpResponse *
+corral_http_response_parse (const char *head, gsize len, guint max_headers, GError **error);
+/* How many headers have this name (case-insensitive); ret_value: (nullable) the last one's. */
+guint corral_http_response_count_header (const CorralHttpResponse *resp,
+                                         const char *name,
+                                         const char **ret_value);
+
+/* Chunked framing, followed byte by byte across reads (zero-initialised to start). */
+typedef struct {
+        guint state;
+        guint64 size;
+        guint digits;
+        gsize line; /* bytes of the current extension or trailer line */
+} CorralHttpChunked;
+
+/* Follows the framing over buf: returns how many bytes of buf belong to the body (up to the end
+ * of the last chunk's trailers), -1 on a framing error. ret_data (nullable): the chunk data
+ * among them is moved to the start of buf (in place) and its length set here. */
+gssize corral_http_chunked_scan (CorralHttpChunked *c, guint8 *buf, gsize len, gsize *ret_data);
+gboolean corral_http_chunked_done (const CorralHttpChunked *c);
+/* Appends len bytes of data as one chunk (nothing when len is 0), then with last the final
+ * chunk and the end of the body. */
+void corral_http_append_chunk (GByteArray *out, const guint8 *data, gsize len, gboolean last);
 
 G_END_DECLS

@@ -1,8 +1,12 @@
-/* egress-intercept.c — CONNECT to a host with a bound credential: TLS is terminated with a
- * leaf of the session CA, the one request inside is parsed, its placeholder swapped for the
- * secret in the binding's header only, and sent over a new TLS connection whose certificate is
- * verified (system trust + the configured extra CA). The response goes back with any copy of a
- * secret masked. One request per tunnel (Connection: close both ways).
+/* egress-intercept.c — CONNECT to a host and port with a bound credential: TLS is terminated
+ * with a leaf of the session CA and the one request inside is read (within the head timeout)
+ * and checked: bytes holding a bound secret end the session; a placeholder is swapped for its
+ * secret in the binding's header only. Only then is the upstream connection made, over TLS
+ * whose certificate is verified (system trust + the configured extra CA). A request that had a
+ * secret swapped in asks for the reply whole and uncompressed (Accept-Encoding: identity, no
+ * Range), the reply must be so (no Content-Encoding, no 206), and it goes back with that secret
+ * masked in every form egress-mask.h finds, across chunk boundaries (egress-reply.c). Other
+ * replies go back as they are. One request per tunnel (Connection: close both ways).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -16,9 +20,11 @@ typedef struct {
         EgressConn *conn;
         gnutls_session_t client; /* we are the server */
         gnutls_session_t upstream; /* we are the client */
+        guint8 *head; /* the inner request head as the guest sent it */
+        gsize head_len;
         guint8 *pending; /* decrypted client bytes read past the head */
-        gsize pending_len;
-        char *basic_mask; /* the Basic value we made: masked in the response like the secret */
+        gsize pending_len, pending_size;
+        EgressMask *reply_mask; /* (nullable) what was swapped in: masked in the reply */
 } Intercept;
 
 /* GnuTLS transport over the connection's streams ------------------------------------------------ */
@@ -166,24 +172,35 @@ upstream_tls_write (EgressConn *conn, gpointer ctx, const void *buf, gsize n)
         return tls_write (((Intercept *) ctx)->upstream, buf, n);
 }
 
-/* Refusals inside the tunnel go over the client's TLS. */
-static void
-refuse_tls (Intercept *ic, guint status, const char *rule, const char *detail)
+static gssize
+upstream_tls_read (EgressConn *conn, gpointer ctx, void *buf, gsize n)
 {
-        g_autoptr (GString) resp = _egress_refusal (ic->conn, status, rule, detail);
+        return tls_read (((Intercept *) ctx)->upstream, buf, n);
+}
 
-        tls_write (ic->client, resp->str, resp->len);
+static gboolean
+client_tls_write (EgressConn *conn, gpointer ctx, const void *buf, gsize n)
+{
+        return tls_write (((Intercept *) ctx)->client, buf, n);
+}
+
+/* Refusals inside the tunnel go over the client's TLS (EgressConn.send_refusal). */
+static void
+send_tls_refusal (EgressConn *conn, const GString *response)
+{
+        Intercept *ic = conn->send_refusal_data;
+
+        tls_write (ic->client, response->str, response->len);
         gnutls_bye (ic->client, GNUTLS_SHUT_WR);
 }
 
-/* The request head inside the tunnel. */
+/* The request head inside the tunnel: kept as sent (ic->head) and parsed. */
 static CorralHttpRequest *
 read_inner_head (Intercept *ic, GError **error)
 {
         g_autofree guint8 *buf = g_malloc (CORRAL_HTTP_MAX_HEAD + 1);
         gsize len = 0;
         gssize head = 0;
-        CorralHttpRequest *req;
 
         while (head == 0) {
                 gssize n = tls_read (ic->client, buf + len, CORRAL_HTTP_MAX_HEAD + 1 - len);
@@ -201,12 +218,15 @@ read_inner_head (Intercept *ic, GError **error)
                                      "request head too large");
                 return NULL;
         }
-        req = corral_http_request_parse_origin ((const char *) buf, (gsize) head,
-                                                CORRAL_HTTP_MAX_HEADERS, ic->conn->host,
-                                                ic->conn->kind, ic->conn->port, error);
+        ic->head_len = (gsize) head;
+        ic->head = g_memdup2 (buf, ic->head_len);
         ic->pending_len = len - (gsize) head;
-        ic->pending = g_memdup2 (buf + head, MAX (ic->pending_len, 1));
-        return req;
+        ic->pending_size = MAX (ic->pending_len, 1);
+        ic->pending = g_memdup2 (buf + head, ic->pending_size);
+        explicit_bzero (buf, len);
+        return corral_http_request_parse_origin ((const char *) ic->head, ic->head_len,
+                                                 CORRAL_HTTP_MAX_HEADERS, ic->conn->host,
+                                                 ic->conn->kind, ic->conn->port, error);
 }
 
 /* The credential swap ----------------------------------------------------------------------------- */
@@ -227,10 +247,16 @@ expand (const char *format, const char *value)
         return g_strdup_printf ("%.*s%s%s", (int) (hole - format), format, value, hole + 2);
 }
 
+static gboolean
+is_basic (const EgressBinding *b)
+{
+        return g_str_equal (b->info->header, "basic");
+}
+
 static char *
 describe (const EgressBinding *b)
 {
-        if (g_str_equal (b->info->header, "basic"))
+        if (is_basic (b))
                 return g_strdup ("the password of “Authorization: Basic”");
         return g_strdup_printf ("“%s: %s”", b->info->header, b->info->format);
 }
@@ -245,20 +271,28 @@ check_binding (Intercept *ic, const EgressBinding *b, gboolean right_place, char
                 *ret_detail = describe (b);
                 return "credential-misplaced";
         }
-        if (!_egress_binding_for_host (b, ic->conn->host)) {
+        if (!_egress_binding_for_host (b, ic->conn->host, ic->conn->port)) {
                 *ret_detail = g_strdup (b->info->name);
                 return "credential-not-for-host";
         }
         return NULL;
 }
 
+/* The binding's secret went into this request: the audit names it, the reply is masked. */
 static void
-note_credential (EgressConn *conn, const char *name)
+note_swapped (Intercept *ic, const EgressBinding *b, const char *made)
 {
+        EgressConn *conn = ic->conn;
+
         g_mutex_lock (&conn->proxy->lock);
         g_free (conn->credential);
-        conn->credential = g_strdup (name);
+        conn->credential = g_strdup (b->info->name);
         g_mutex_unlock (&conn->proxy->lock);
+        if (!ic->reply_mask)
+                ic->reply_mask = egress_mask_new ();
+        egress_mask_add_secret (ic->reply_mask, b->secret, 0);
+        if (made)
+                egress_mask_add_literal (ic->reply_mask, made, 0);
 }
 
 /* Authorization: Basic base64(user:placeholder) */
@@ -280,7 +314,7 @@ swap_basic (Intercept *ic, CorralHttpHeader *h, char **ret_detail)
                 b = _egress_credentials_find (ic->conn->creds, colon + 1, strlen (colon + 1));
         if (!b && colon && strstr (colon + 1, CORRAL_PLACEHOLDER_PREFIX) != colon + 1)
                 return "credential-misplaced";
-        rule = check_binding (ic, b, b && g_str_equal (b->info->header, "basic"), ret_detail);
+        rule = check_binding (ic, b, b && is_basic (b), ret_detail);
         if (rule)
                 return rule;
         user = g_strndup (text, (gsize) (colon - text));
@@ -288,9 +322,9 @@ swap_basic (Intercept *ic, CorralHttpHeader *h, char **ret_detail)
         encoded = g_base64_encode ((const guchar *) plain, strlen (plain));
         set_value (h, g_strconcat ("Basic ", encoded, NULL));
         explicit_bzero (plain, strlen (plain));
-        ic->basic_mask = g_steal_pointer (&encoded);
         explicit_bzero (text, strlen (text));
-        note_credential (ic->conn, b->info->name);
+        note_swapped (ic, b, encoded);
+        explicit_bzero (encoded, strlen (encoded));
         return NULL;
 }
 
@@ -311,14 +345,17 @@ swap_header (Intercept *ic, CorralHttpHeader *h, char **ret_detail)
                 b = _egress_credentials_find (ic->conn->creds, ph, CORRAL_PLACEHOLDER_LEN);
         if (b)
                 expected = expand (b->info->format, b->placeholder);
+        /* A basic binding fills only the password of Authorization: Basic (above), never a
+         * header that happens to be called "Basic". */
         rule = check_binding (ic, b,
-                              b && g_ascii_strcasecmp (h->name, b->info->header) == 0 &&
+                              b && !is_basic (b) &&
+                                      g_ascii_strcasecmp (h->name, b->info->header) == 0 &&
                                       g_str_equal (h->value, expected),
                               ret_detail);
         if (rule)
                 return rule;
         set_value (h, expand (b->info->format, b->secret));
-        note_credential (ic->conn, b->info->name);
+        note_swapped (ic, b, NULL);
         return NULL;
 }
 
@@ -336,11 +373,34 @@ swap_credentials (Intercept *ic, CorralHttpRequest *req, char **ret_detail)
         return NULL;
 }
 
+/* A request carrying a secret asks for a reply the mask can read whole: no content coding,
+ * no ranges (the pieces of an echoed secret would each be too short to find). Connection goes
+ * too, so that no header it names can take Accept-Encoding out again. */
+static void
+ask_whole_reply (CorralHttpRequest *req)
+{
+        static const char *const dropped[] = { "Accept-Encoding", "Range",  "If-Range", "TE",
+                                               "Connection",      "Upgrade" };
+        CorralHttpHeader *h;
+
+        for (guint i = req->headers->len; i-- > 0;) {
+                h = g_ptr_array_index (req->headers, i);
+                for (gsize k = 0; k < G_N_ELEMENTS (dropped); k++) {
+                        if (g_ascii_strcasecmp (h->name, dropped[k]) == 0) {
+                                g_ptr_array_remove_index (req->headers, i);
+                                break;
+                        }
+                }
+        }
+        h = g_new0 (CorralHttpHeader, 1);
+        h->name = g_strdup ("Accept-Encoding");
+        h->value = g_strdup ("identity");
+        g_ptr_array_add (req->headers, h);
+}
+
 gboolean
 _egress_refuse_plain_placeholder (EgressConn *conn, const CorralHttpRequest *req)
 {
-        g_autoptr (GString) resp = NULL;
-
         for (guint i = 0; i < req->headers->len; i++) {
                 const CorralHttpHeader *h = g_ptr_array_index (req->headers, i);
                 gsize len = 0;
@@ -353,62 +413,17 @@ _egress_refuse_plain_placeholder (EgressConn *conn, const CorralHttpRequest *req
                                               CORRAL_PLACEHOLDER_PREFIX) != NULL;
                 }
                 if (found) {
-                        resp = _egress_refusal (conn, 403, "credential-needs-tls", NULL);
-                        _egress_write_all (conn->client, resp->str, resp->len, conn, NULL);
+                        _egress_refuse (conn, 403, "credential-needs-tls", NULL);
                         return TRUE;
                 }
         }
         return FALSE;
 }
 
-/* Responses ---------------------------------------------------------------------------------------- */
-
-static void
-mask (guint8 *buf, gsize len, GPtrArray *secrets)
-{
-        for (guint i = 0; i < secrets->len; i++) {
-                const char *s = g_ptr_array_index (secrets, i);
-                gsize sl = strlen (s);
-                guint8 *p = buf;
-
-                while (sl > 0 && (p = memmem (p, len - (gsize) (p - buf), s, sl)) != NULL) {
-                        memset (p, '*', sl); /* same length: Content-Length and chunks stay right */
-                        p += sl;
-                }
-        }
-}
-
-/* upstream -> client until EOF; a secret echoed by the server never reaches the guest. */
-static void
-relay_response (Intercept *ic, GPtrArray *secrets)
-{
-        gsize longest = 1, carry = 0;
-        g_autofree guint8 *buf = NULL;
-        gssize n;
-
-        for (guint i = 0; i < secrets->len; i++)
-                longest = MAX (longest, strlen (g_ptr_array_index (secrets, i)));
-        buf = g_malloc (EGRESS_BUF + longest);
-        while ((n = tls_read (ic->upstream, buf + carry, EGRESS_BUF)) > 0) {
-                gsize total = carry + (gsize) n;
-                gsize keep = MIN (total, longest - 1);
-
-                mask (buf, total, secrets);
-                if (!tls_write (ic->client, buf, total - keep))
-                        break;
-                ic->conn->bytes_down += total - keep;
-                memmove (buf, buf + total - keep, keep);
-                carry = keep;
-        }
-        if (n == 0 && carry > 0 && tls_write (ic->client, buf, carry))
-                ic->conn->bytes_down += carry;
-        explicit_bzero (buf, EGRESS_BUF + longest);
-}
-
 /* The tunnel ---------------------------------------------------------------------------------------- */
 
 static gboolean
-open_upstream (Intercept *ic, gnutls_certificate_credentials_t cred)
+open_upstream_tls (Intercept *ic, gnutls_certificate_credentials_t cred)
 {
         const char *host = ic->conn->host;
         int r;
@@ -416,38 +431,55 @@ open_upstream (Intercept *ic, gnutls_certificate_credentials_t cred)
         if (session_new (ic, &ic->upstream, GNUTLS_CLIENT, cred, pull_upstream, push_upstream) <
                     0 ||
             gnutls_server_name_set (ic->upstream, GNUTLS_NAME_DNS, host, strlen (host)) < 0) {
-                refuse_tls (ic, 502, "upstream-tls", "TLS setup failed");
+                _egress_refuse (ic->conn, 502, "upstream-tls", "TLS setup failed");
                 return FALSE;
         }
         gnutls_session_set_verify_cert (ic->upstream, host, 0);
         if ((r = handshake (ic->upstream)) < 0) {
-                refuse_tls (ic, 502,
-                            r == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR ? "upstream-certificate"
-                                                                         : "upstream-tls",
-                            gnutls_strerror (r));
+                _egress_refuse (ic->conn, 502,
+                                r == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR
+                                        ? "upstream-certificate"
+                                        : "upstream-tls",
+                                gnutls_strerror (r));
                 return FALSE;
         }
         return TRUE;
+}
+
+/* upstream -> client as it comes (nothing was swapped in: nothing to mask). */
+static void
+relay_plain (Intercept *ic)
+{
+        g_autofree guint8 *buf = g_malloc (EGRESS_BUF);
+        gssize n;
+
+        while ((n = tls_read (ic->upstream, buf, EGRESS_BUF)) > 0) {
+                if (!tls_write (ic->client, buf, (gsize) n))
+                        break;
+                ic->conn->bytes_down += (guint64) n;
+        }
 }
 
 static void
 exchange (Intercept *ic, CorralHttpRequest *req)
 {
         EgressConn *conn = ic->conn;
-        const EgressEndpoint from = { client_tls_read, NULL, ic };
-        const EgressEndpoint to = { NULL, upstream_tls_write, ic };
+        const EgressEndpoint client_in = { client_tls_read, NULL, ic };
+        const EgressEndpoint up_out = { NULL, upstream_tls_write, ic };
+        const EgressEndpoint up_in = { upstream_tls_read, NULL, ic };
+        const EgressEndpoint client_out = { NULL, client_tls_write, ic };
         g_autoptr (GString) head = corral_http_request_to_origin (req);
-        g_autoptr (GPtrArray) secrets = _egress_credentials_secrets (conn->creds);
+        g_autoptr (EgressMask) detect = _egress_credentials_dup_mask (conn->creds);
         gboolean ok = tls_write (ic->upstream, head->str, head->len);
 
-        if (ic->basic_mask)
-                g_ptr_array_add (secrets, g_strdup (ic->basic_mask));
         conn->bytes_up += head->len;
         explicit_bzero (head->str, head->len);
         if (ok && (req->content_length > 0 || req->chunked))
-                ok = _egress_forward_body (conn, req, &from, &to);
-        if (ok)
-                relay_response (ic, secrets);
+                ok = _egress_forward_body (conn, req, &client_in, &up_out, detect);
+        if (ok && ic->reply_mask)
+                _egress_relay_masked_reply (conn, req, ic->reply_mask, &up_in, &client_out);
+        else if (ok)
+                relay_plain (ic);
         gnutls_bye (ic->client, GNUTLS_SHUT_WR);
 }
 
@@ -468,44 +500,100 @@ drop_expect (Intercept *ic, CorralHttpRequest *req)
 }
 
 static void
-serve (Intercept *ic, gnutls_certificate_credentials_t leaf, gnutls_certificate_credentials_t up)
+wipe_headers (CorralHttpRequest *req)
+{
+        for (guint i = 0; i < req->headers->len; i++) {
+                CorralHttpHeader *h = g_ptr_array_index (req->headers, i);
+
+                explicit_bzero (h->value, strlen (h->value));
+        }
+}
+
+/* Until the inner head is read, checked and its credentials swapped, nothing goes upstream:
+ * there is no upstream connection yet, and the head timeout still runs. */
+static CorralHttpRequest *
+accept_request (Intercept *ic)
 {
         EgressConn *conn = ic->conn;
         g_autoptr (GError) error = NULL;
-        g_autoptr (CorralHttpRequest) req = NULL;
+        g_autoptr (CorralHttpRequest) req = read_inner_head (ic, &error);
         g_autofree char *detail = NULL;
         const char *rule;
 
-        if (session_new (ic, &ic->client, GNUTLS_SERVER, leaf, pull_client, push_client) < 0 ||
-            handshake (ic->client) < 0) {
-                _egress_refusal (conn, 502, "tls-intercept",
-                                 "TLS handshake with the client failed");
-                return;
-        }
-        if (!(req = read_inner_head (ic, &error))) {
-                if (error->domain == CORRAL_EGRESS_ERROR)
-                        refuse_tls (ic, 400, "bad-request", error->message);
-                return;
+        if (ic->head && !_egress_check_guest_bytes (conn, ic->head, ic->head_len))
+                return NULL;
+        if (!req) {
+                _egress_head_failed (conn, error);
+                return NULL;
         }
         g_mutex_lock (&conn->proxy->lock);
         g_free (conn->method);
         conn->method = g_strdup (req->method);
         g_mutex_unlock (&conn->proxy->lock);
         if ((rule = swap_credentials (ic, req, &detail))) {
-                refuse_tls (ic, 403, rule, detail);
+                _egress_refuse (conn, 403, rule, detail);
+                wipe_headers (req);
+                return NULL;
+        }
+        if (ic->reply_mask)
+                ask_whole_reply (req);
+        drop_expect (ic, req);
+        return g_steal_pointer (&req);
+}
+
+static void
+serve (Intercept *ic,
+       gnutls_certificate_credentials_t leaf,
+       gnutls_certificate_credentials_t up,
+       CorralEgressPolicy *policy,
+       GList *addrs,
+       const CorralEgressLimits *limits)
+{
+        EgressConn *conn = ic->conn;
+        g_autoptr (CorralHttpRequest) req = NULL;
+
+        if (session_new (ic, &ic->client, GNUTLS_SERVER, leaf, pull_client, push_client) < 0 ||
+            handshake (ic->client) < 0) {
+                g_autoptr (GString) unsent = _egress_refusal (
+                        conn, 502, "tls-intercept", "TLS handshake with the client failed");
                 return;
         }
-        drop_expect (ic, req);
-        if (open_upstream (ic, up))
+        conn->send_refusal = send_tls_refusal;
+        conn->send_refusal_data = ic;
+        if (!(req = accept_request (ic)))
+                return;
+        _egress_conn_head_done (conn);
+        if (_egress_conn_open_upstream (conn, policy, addrs, limits->connect_timeout_s) &&
+            open_upstream_tls (ic, up))
                 exchange (ic, req);
-        for (guint i = 0; i < req->headers->len; i++) {
-                CorralHttpHeader *h = g_ptr_array_index (req->headers, i);
-                explicit_bzero (h->value, strlen (h->value));
+        wipe_headers (req);
+}
+
+static void
+intercept_clear (Intercept *ic)
+{
+        ic->conn->send_refusal = NULL;
+        ic->conn->send_refusal_data = NULL;
+        if (ic->client)
+                gnutls_deinit (ic->client);
+        if (ic->upstream)
+                gnutls_deinit (ic->upstream);
+        g_clear_pointer (&ic->reply_mask, egress_mask_unref);
+        if (ic->head) {
+                explicit_bzero (ic->head, ic->head_len);
+                g_free (ic->head);
+        }
+        if (ic->pending) {
+                explicit_bzero (ic->pending, ic->pending_size);
+                g_free (ic->pending);
         }
 }
 
 void
-_egress_intercept (EgressConn *conn)
+_egress_intercept (EgressConn *conn,
+                   CorralEgressPolicy *policy,
+                   GList *addrs,
+                   const CorralEgressLimits *limits)
 {
         CorralEgressProxy *proxy = conn->proxy;
         g_autoptr (GError) error = NULL;
@@ -521,21 +609,11 @@ _egress_intercept (EgressConn *conn)
         if (ca)
                 leaf = egress_ca_leaf (ca, conn->host, &error);
         if (!leaf || !up) {
-                _egress_refusal (conn, 502, "tls-intercept",
-                                 error ? error->message : "interception is not set up");
+                g_autoptr (GString) unsent =
+                        _egress_refusal (conn, 502, "tls-intercept",
+                                         error ? error->message : "interception is not set up");
                 return;
         }
-        serve (&ic, leaf, up);
-        if (ic.client)
-                gnutls_deinit (ic.client);
-        if (ic.upstream)
-                gnutls_deinit (ic.upstream);
-        if (ic.basic_mask) {
-                explicit_bzero (ic.basic_mask, strlen (ic.basic_mask));
-                g_free (ic.basic_mask);
-        }
-        if (ic.pending) {
-                explicit_bzero (ic.pending, ic.pending_len);
-                g_free (ic.pending);
-        }
+        serve (&ic, leaf, up, policy, addrs, limits);
+        intercept_clear (&ic);
 }

@@ -19,6 +19,12 @@
 
 G_DEFINE_FINAL_TYPE (CorralEgressProxy, corral_egress_proxy, G_TYPE_OBJECT)
 
+enum {
+        SESSION_ENDED,
+        N_SIGNALS,
+};
+static guint signals[N_SIGNALS];
+
 static const CorralEgressLimits default_limits = {
         .max_connections = 256,
         .max_head = 16 * 1024,
@@ -53,6 +59,7 @@ corral_egress_proxy_finalize (GObject *object)
                 gnutls_certificate_free_credentials (self->upstream_tls);
         g_free (self->upstream_ca_file);
         g_free (self->guest_session);
+        g_free (self->ended);
         g_hash_table_unref (self->conns);
         g_ptr_array_unref (self->streams);
         g_clear_object (&self->stopping);
@@ -69,6 +76,9 @@ corral_egress_proxy_class_init (CorralEgressProxyClass *klass)
 
         object_class->dispose = corral_egress_proxy_dispose;
         object_class->finalize = corral_egress_proxy_finalize;
+        signals[SESSION_ENDED] =
+                g_signal_new ("session-ended", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                              NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
 }
 
 static void
@@ -278,6 +288,52 @@ corral_egress_proxy_dup_ca_pem (CorralEgressProxy *self, GError **error)
         pem = g_strdup (egress_ca_get_pem (self->ca));
         g_mutex_unlock (&self->lock);
         return pem;
+}
+
+char *
+corral_egress_proxy_dup_ended (CorralEgressProxy *self)
+{
+        char *name;
+
+        g_mutex_lock (&self->lock);
+        name = g_strdup (self->ended);
+        g_mutex_unlock (&self->lock);
+        return name;
+}
+
+void
+_egress_end_session (EgressConn *conn, const char *name)
+{
+        CorralEgressProxy *self = conn->proxy;
+        CorralEgressCredentials *creds = NULL;
+        GHashTableIter iter;
+        gpointer key;
+        gboolean first;
+
+        g_mutex_lock (&self->lock);
+        first = self->ended == NULL;
+        if (first)
+                self->ended = g_strdup (name);
+        if (self->creds)
+                creds = corral_egress_credentials_ref (self->creds);
+        g_hash_table_iter_init (&iter, self->conns);
+        while (g_hash_table_iter_next (&iter, &key, NULL)) {
+                EgressConn *other = key;
+
+                if (other == conn)
+                        continue;
+                if (!other->reason)
+                        other->reason = g_strdup ("closed: the session ended");
+                g_cancellable_cancel (other->cancellable);
+        }
+        g_mutex_unlock (&self->lock);
+        /* Nothing this session held is swapped in again: the placeholders mean nothing now. */
+        if (creds) {
+                corral_egress_credentials_revoke (creds);
+                corral_egress_credentials_unref (creds);
+        }
+        if (first)
+                g_signal_emit (self, signals[SESSION_ENDED], 0, name, conn->host);
 }
 
 guint

@@ -102,6 +102,14 @@ gboolean corral_egress_proxy_connect_guest (CorralEgressProxy *self,
                                             gpointer user_data,
                                             GError **error);
 
+/* A guest that sends the real value of a bound credential (in any form egress-mask.h finds, in
+ * any request the proxy can read) has it, which it never should: that request is refused
+ * ("secret-from-guest"), the session ends (every open connection closed, the secrets wiped,
+ * every later request refused with "session-ended") and the "session-ended" signal is emitted
+ * once, on the connection's thread, with the credential's name and the request's host.
+ * (transfer full) (nullable) the credential's name once that happened. */
+char *corral_egress_proxy_dup_ended (CorralEgressProxy *self);
+
 guint corral_egress_proxy_get_active (CorralEgressProxy *self);
 
 /* Stops listening, cancels every connection and waits for their threads. Also run by dispose. */

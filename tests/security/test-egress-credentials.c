@@ -28,6 +28,7 @@ typedef struct {
         char *ph; /* API_TOKEN */
         char *basic_ph; /* REGISTRY (basic auth) */
         char *other_ph; /* OTHER_TOKEN, bound to elsewhere.test */
+        char *bound_host; /* api.bound.test:PORT */
 } Fx;
 
 static GTlsCertificate *
@@ -95,9 +96,12 @@ fx_setup (Fx *fx, gconstpointer data)
         g_assert_true (corral_egress_proxy_set_upstream_ca_file (fx->proxy, fx->test_ca, &error));
         g_assert_no_error (error);
         fx->creds = corral_egress_credentials_new ();
-        add_binding (fx, &fx->ph, "API_TOKEN", "api.bound.test", "authorization", "Bearer {}",
+        /* A binding names one port of its host: the test origin's. */
+        fx->bound_host =
+                g_strdup_printf ("api.bound.test:%u", egress_test_server_get_port (fx->bound));
+        add_binding (fx, &fx->ph, "API_TOKEN", fx->bound_host, "authorization", "Bearer {}",
                      CANARY);
-        add_binding (fx, &fx->basic_ph, "REGISTRY", "api.bound.test", "basic", "{}", CANARY "-b");
+        add_binding (fx, &fx->basic_ph, "REGISTRY", fx->bound_host, "basic", "{}", CANARY "-b");
         add_binding (fx, &fx->other_ph, "OTHER_TOKEN", "elsewhere.test", "authorization",
                      "Bearer {}", OTHER_CANARY);
         g_assert_true (corral_egress_proxy_set_credentials (fx->proxy, fx->creds, &error));
@@ -142,6 +146,7 @@ fx_teardown (Fx *fx, gconstpointer data)
         g_free (fx->ph);
         g_free (fx->basic_ph);
         g_free (fx->other_ph);
+        g_free (fx->bound_host);
 }
 
 /* curl through the proxy; returns stdout+stderr (transfer full). */
@@ -340,7 +345,7 @@ test_placeholder_dies_with_session (Fx *fx, gconstpointer data)
         g_autofree char *fresh = NULL, *o1 = NULL, *o2 = NULL, *o3 = NULL, *ph2 = NULL;
         g_autofree char *heads = NULL;
         g_autoptr (CorralEgressCredentials) next = corral_egress_credentials_new ();
-        const char *hosts[] = { "api.bound.test", NULL };
+        const char *hosts[] = { fx->bound_host, NULL };
         g_autoptr (CorralSecretInfo) info =
                 corral_secret_info_new ("API_TOKEN", hosts, "authorization", "Bearer {}", NULL);
 

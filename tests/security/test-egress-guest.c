@@ -319,7 +319,6 @@ static void
 test_canary_never_in_guest (Fx *fx, gconstpointer data)
 {
         const char *names[] = { "api.bound.test", NULL };
-        const char *hosts[] = { "api.bound.test", NULL };
         const char *canary = "canary-guest-7d41c0e2aa9f";
         g_autofree char *certs = egress_test_make_certs (names);
         g_autofree char *test_ca = g_build_filename (certs, "ca.pem", NULL);
@@ -330,10 +329,11 @@ test_canary_never_in_guest (Fx *fx, gconstpointer data)
         g_autoptr (EgressTestServer) tls = NULL;
         g_autoptr (EgressTestResolver) resolver = egress_test_resolver_new ();
         g_autoptr (CorralEgressCredentials) creds = corral_egress_credentials_new ();
-        g_autoptr (CorralSecretInfo) info =
-                corral_secret_info_new ("API_TOKEN", hosts, "authorization", "Bearer {}", NULL);
+        g_autoptr (CorralSecretInfo) info = NULL;
         g_autoptr (CorralEgressPolicy) p =
                 corral_egress_policy_new (CORRAL_EGRESS_PRESET_ALLOWLIST);
+        g_autofree char *bound = NULL;
+        const char *hosts[] = { NULL, NULL };
         const char *ident;
 
         pem = g_build_filename (certs, "api.bound.test.pem", NULL);
@@ -342,6 +342,9 @@ test_canary_never_in_guest (Fx *fx, gconstpointer data)
         g_assert_nonnull (cert);
         tls = egress_test_server_new (cert, FALSE);
         rule = g_strdup_printf ("127.0.0.1:%u", egress_test_server_get_port (tls));
+        bound = g_strdup_printf ("api.bound.test:%u", egress_test_server_get_port (tls));
+        hosts[0] = bound;
+        info = corral_secret_info_new ("API_TOKEN", hosts, "authorization", "Bearer {}", NULL);
         g_assert_true (corral_egress_policy_add_rule (p, TRUE, "api.bound.test", NULL));
         g_assert_true (corral_egress_policy_add_rule (p, TRUE, rule, NULL));
         corral_egress_proxy_set_policy (fx->proxy, p);
