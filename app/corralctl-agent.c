@@ -21,6 +21,7 @@
 
 #include "agent-text.h"
 #include "corral-agent-loop.h"
+#include "corral-paths.h"
 #include "corral-secret-store.h"
 #include "corral-vm-host.h"
 #include "corralctl-vm.h"
@@ -293,18 +294,9 @@ on_approval (CorralAgentSession *session, CorralAgentApproval *approval, Agent *
 static char *
 find_agent (void)
 {
-        const char *env = g_getenv ("CORRAL_AGENT_PATH");
-        g_autofree char *self_exe = g_file_read_link ("/proc/self/exe", NULL);
-        g_autofree char *dir = self_exe ? g_path_get_dirname (self_exe) : NULL;
-        g_autofree char *sibling = dir ? g_build_filename (dir, "corral-agent", NULL) : NULL;
+        const char *path = opt_agent ? opt_agent : corral_paths_helper (CORRAL_HELPER_AGENT);
 
-        if (opt_agent)
-                return g_strdup (opt_agent);
-        if (env && *env)
-                return g_strdup (env);
-        if (sibling && g_file_test (sibling, G_FILE_TEST_IS_EXECUTABLE))
-                return g_steal_pointer (&sibling);
-        return g_find_program_in_path ("corral-agent");
+        return g_file_test (path, G_FILE_TEST_IS_EXECUTABLE) ? g_strdup (path) : NULL;
 }
 
 static gboolean

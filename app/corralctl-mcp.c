@@ -13,6 +13,7 @@
 #include "corralctl-mcp.h"
 
 #include "corral-mcp.h"
+#include "corral-paths.h"
 #include "corralctl-vm.h"
 
 #include <fcntl.h>
@@ -50,14 +51,14 @@ typedef struct {
 static gboolean
 connect_local (Mcp *mcp, GError **error)
 {
-        const char *path = opt_agent ? opt_agent : g_getenv ("CORRAL_AGENT_PATH");
+        const char *path = opt_agent ? opt_agent : corral_paths_helper (CORRAL_HELPER_AGENT);
         const char *args[] = { "--user", g_get_user_name (), NULL };
         g_autoptr (GAsyncResult) res = NULL;
         int fd;
 
-        if (!path || !*path) {
-                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                                     _ ("--local-agent needs --agent or $CORRAL_AGENT_PATH"));
+        if (!g_file_test (path, G_FILE_TEST_IS_EXECUTABLE)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                             _ ("Could not find corral-agent at %s; pass --agent"), path);
                 return FALSE;
         }
         if (!corral_agent_client_spawn_local_agent (path, args, &mcp->agent_pid, &fd, error))

@@ -66,12 +66,10 @@ on_image_progress (double fraction, const char *text, gpointer user_data)
 static CorralImage *
 ready_image (const char *name, GError **error)
 {
-        const char *agent = g_getenv ("CORRAL_AGENT_PATH");
         g_autoptr (GAsyncResult) res = NULL;
 
-        if (!agent || !*agent)
-                agent = CORRAL_AGENT_BUILD_PATH;
-        corral_image_build_async (name, agent, on_image_progress, NULL, NULL, corralctl_got_result,
+        /* NULL: the agent from corral_paths_helper, like the app's. */
+        corral_image_build_async (name, NULL, on_image_progress, NULL, NULL, corralctl_got_result,
                                   &res);
         return corral_image_build_finish (corralctl_wait_for (&res), error);
 }

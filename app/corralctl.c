@@ -9,6 +9,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include "corral-paths.h"
 #include "corral-vmm.h"
 #include "corralctl-agent.h"
 #include "corralctl-image.h"
@@ -96,29 +97,16 @@ fail (const char *message)
         g_printerr ("corralctl: %s\n", message);
 }
 
-/* Looks for the agent: --agent, $CORRAL_AGENT_PATH, LIBEXECDIR, next to corralctl, $PATH. */
+/* Looks for the agent: --agent, else where corral_paths_helper says this Corral keeps it. */
 static char *
 find_agent (GError **error)
 {
-        const char *env = g_getenv ("CORRAL_AGENT_PATH");
-        g_autofree char *self_exe = g_file_read_link ("/proc/self/exe", NULL);
-        g_autofree char *self_dir = self_exe ? g_path_get_dirname (self_exe) : NULL;
-        g_autofree char *libexec = g_build_filename (CORRAL_LIBEXECDIR, "corral-agent", NULL);
-        g_autofree char *sibling =
-                self_dir ? g_build_filename (self_dir, "corral-agent", NULL) : NULL;
+        const char *path = opt_agent ? opt_agent : corral_paths_helper (CORRAL_HELPER_AGENT);
 
-        if (opt_agent)
-                return g_strdup (opt_agent);
-        if (env && *env)
-                return g_strdup (env);
-        if (g_file_test (libexec, G_FILE_TEST_IS_EXECUTABLE))
-                return g_steal_pointer (&libexec);
-        if (sibling && g_file_test (sibling, G_FILE_TEST_IS_EXECUTABLE))
-                return g_steal_pointer (&sibling);
-        if ((env = g_find_program_in_path ("corral-agent")))
-                return (char *) env;
+        if (g_file_test (path, G_FILE_TEST_IS_EXECUTABLE))
+                return g_strdup (path);
         g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                     _ ("Could not find corral-agent; set CORRAL_AGENT_PATH or pass --agent"));
+                     _ ("Could not find corral-agent at %s; pass --agent"), path);
         return NULL;
 }
 
@@ -555,12 +543,11 @@ run_command (int i, int argc, char **argv)
 
         context = g_option_context_new (NULL);
         g_option_context_set_summary (context, _ (commands[i].summary));
-        g_option_context_set_description (
-                context, _ ("--local runs corral-agent on this machine as the "
-                            "calling user, with no VM and no isolation. The agent "
-                            "is found via --agent, $CORRAL_AGENT_PATH, " CORRAL_LIBEXECDIR
-                            "/corral-agent, the directory of "
-                            "corralctl, then $PATH."));
+        g_option_context_set_description (context,
+                                          _ ("--local runs corral-agent on this machine as the "
+                                             "calling user, with no VM and no isolation: the one "
+                                             "--agent names, else the one installed with corralctl "
+                                             "(or built next to it)."));
         g_option_context_add_main_entries (context, common_entries, NULL);
         if (commands[i].entries)
                 g_option_context_add_main_entries (context, commands[i].entries, NULL);
@@ -591,6 +578,9 @@ int
 main (int argc, char **argv)
 {
         setlocale (LC_ALL, "");
+        bindtextdomain (GETTEXT_PACKAGE, corral_paths_locale_dir ());
+        bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+        textdomain (GETTEXT_PACKAGE);
         if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")) {
                 usage (argc < 2 ? stderr : stdout);
                 return argc < 2 ? EXIT_FAILURE_CTL : EXIT_SUCCESS;

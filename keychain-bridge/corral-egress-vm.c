@@ -11,18 +11,13 @@
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
+#include "corral-paths.h"
 #include "corral-spawn.h"
 
 const char *
 corral_egress_vm_daemon_path (void)
 {
-        const char *env = g_getenv ("CORRAL_EGRESSD_PATH");
-
-        if (env && *env)
-                return env;
-        if (g_file_test (CORRAL_EGRESSD_BUILD_PATH, G_FILE_TEST_IS_EXECUTABLE))
-                return CORRAL_EGRESSD_BUILD_PATH;
-        return CORRAL_LIBEXECDIR "/corral-egressd";
+        return corral_paths_helper (CORRAL_HELPER_EGRESSD);
 }
 
 static char *

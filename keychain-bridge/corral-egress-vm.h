@@ -22,7 +22,7 @@
 
 G_BEGIN_DECLS
 
-/* Where corral-egressd is: $CORRAL_EGRESSD_PATH, the build tree, or the install's libexecdir. */
+/* Where corral-egressd is (corral_paths_helper: $CORRAL_EGRESSD_PATH, build tree, install). */
 const char *corral_egress_vm_daemon_path (void);
 
 /* TRUE when a daemon serves the VM in vm_dir. */

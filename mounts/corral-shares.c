@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
+#include "corral-paths.h"
 #include "corral-shm.h"
 #include "corral-spawn.h"
 #include "fs-managed.h"
@@ -35,13 +36,7 @@ corral_share_free (CorralShare *share)
 const char *
 corral_shares_fsd_path (void)
 {
-        const char *env = g_getenv ("CORRAL_FSD_PATH");
-
-        if (env && *env)
-                return env;
-        if (g_file_test (CORRAL_FSD_BUILD_PATH, G_FILE_TEST_IS_EXECUTABLE))
-                return CORRAL_FSD_BUILD_PATH;
-        return CORRAL_LIBEXECDIR "/corral-fsd";
+        return corral_paths_helper (CORRAL_HELPER_FSD);
 }
 
 static char *

@@ -32,7 +32,7 @@ typedef struct {
 void corral_share_free (CorralShare *share);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralShare, corral_share_free)
 
-/* Where corral-fsd is: $CORRAL_FSD_PATH, the build tree, or the install's libexecdir. */
+/* Where corral-fsd is (corral_paths_helper: $CORRAL_FSD_PATH, the build tree, the install). */
 const char *corral_shares_fsd_path (void);
 
 /* Makes sure the VM's file server runs (starts it when the VM's port exists and no server

@@ -6,6 +6,7 @@
 #include <locale.h>
 
 #include "corral-application.h"
+#include "corral-paths.h"
 #include "corral-vm-launcher.h"
 #include "corral-vm-manager.h"
 
@@ -18,7 +19,7 @@ main (int argc, char **argv)
 
         corral_vm_manager_quiet_libvirt_logs ();
         setlocale (LC_ALL, "");
-        bindtextdomain (GETTEXT_PACKAGE, CORRAL_LOCALEDIR);
+        bindtextdomain (GETTEXT_PACKAGE, corral_paths_locale_dir ());
         bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
         textdomain (GETTEXT_PACKAGE);
         corral_application_init_environment ();

@@ -5,6 +5,7 @@
 #include "corral-image.h"
 
 #include "corral-glib-compat.h"
+#include "corral-paths.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -14,10 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#ifndef CORRAL_SOURCE_DIR
-#define CORRAL_SOURCE_DIR NULL
-#endif
 
 #define HASH_CHUNK (1024 * 1024)
 #define STDERR_TAIL_LINES 12
@@ -541,22 +538,13 @@ corral_image_list (GError **error)
 char *
 corral_image_find_builder (const char *name, GError **error)
 {
-        const char *src = g_getenv ("CORRAL_SOURCE_DIR");
         g_autofree char *script = NULL;
         g_autofree char *path = NULL;
 
         if (!check_name (name, error))
                 return NULL;
-        if (src == NULL || src[0] == '\0')
-                src = CORRAL_SOURCE_DIR;
-        if (src == NULL) {
-                g_set_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_BUILD,
-                             "cannot find the image builders: set CORRAL_SOURCE_DIR to Corral's "
-                             "source tree");
-                return NULL;
-        }
         script = g_strconcat ("build-", name, NULL);
-        path = g_build_filename (src, "guest-image", name, script, NULL);
+        path = g_build_filename (corral_paths_image_recipes (), "guest-image", name, script, NULL);
         if (!g_file_test (path, G_FILE_TEST_IS_EXECUTABLE)) {
                 g_set_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_BUILD,
                              "no builder for image '%s' (%s not found or not executable)", name,
@@ -780,15 +768,8 @@ corral_image_build_async (const char *name,
                 g_object_unref (task);
                 return;
         }
-        if (agent_path == NULL)
-                agent_path = g_getenv ("CORRAL_AGENT_PATH");
-        if (agent_path == NULL || agent_path[0] == '\0') {
-                g_task_return_new_error (task, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_BUILD,
-                                         "no corral-agent binary to put in the image (pass one or "
-                                         "set CORRAL_AGENT_PATH)");
-                g_object_unref (task);
-                return;
-        }
+        if (agent_path == NULL || agent_path[0] == '\0')
+                agent_path = corral_paths_helper (CORRAL_HELPER_AGENT);
 
         b = g_new0 (Build, 1);
         b->name = g_strdup (name);
@@ -803,8 +784,12 @@ corral_image_build_async (const char *name,
                                               G_SUBPROCESS_FLAGS_STDERR_PIPE |
                                               G_SUBPROCESS_FLAGS_STDIN_INHERIT);
         g_subprocess_launcher_set_child_setup (launcher, child_setup, NULL, NULL);
+        /* The guest's file client and proxy come from the same lookup as the agent, so an
+         * installed Corral and a build tree each put their own in the image. */
         b->proc = g_subprocess_launcher_spawn (launcher, &error, builder, "--agent", agent_path,
-                                               NULL);
+                                               "--fs", corral_paths_helper (CORRAL_HELPER_FS),
+                                               "--netproxy",
+                                               corral_paths_helper (CORRAL_HELPER_NETPROXY), NULL);
         if (b->proc == NULL) {
                 g_task_return_new_error (task, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_BUILD,
                                          "cannot run %s: %s", builder, error->message);

@@ -51,15 +51,17 @@ CorralImage *corral_image_lookup (const char *name, GError **error);
 /* Load and verify the image in DIR (its manifest must say it is NAME; NAME may be NULL). */
 CorralImage *corral_image_load_dir (const char *name, const char *dir, GError **error);
 
-/* Path of the builder script for NAME: $CORRAL_SOURCE_DIR (else the compile-time source
- * directory)/guest-image/NAME/build-NAME. NULL with NOT_BUILT-free INVALID error when none. */
+/* Path of the builder script for NAME: corral_paths_image_recipes()/guest-image/NAME/build-NAME
+ * ($CORRAL_SOURCE_DIR, the source tree of a build tree, or DATADIR/corral when installed). NULL
+ * with a BUILD error when there is none. */
 char *corral_image_find_builder (const char *name, GError **error);
 
 /* FRACTION in [0, 1] (or < 0 when unknown), TEXT the builder's step line without "[k/n] ". */
 typedef void (*CorralImageProgressFunc) (double fraction, const char *text, gpointer user_data);
 
 /* Run the builder of NAME (it reuses a cached image when nothing changed). AGENT_PATH is the
- * corral-agent binary to put in the image (NULL: $CORRAL_AGENT_PATH). PROGRESS is called in the
+ * corral-agent binary to put in the image (NULL: corral_paths_helper's); corral-fs and
+ * corral-netproxy come from corral_paths_helper. PROGRESS is called in the
  * calling thread's main context for every "[k/n] ..." line. Cancelling kills the builder. */
 void corral_image_build_async (const char *name,
                                const char *agent_path,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "corral-domain-xml.h"
+#include "corral-paths.h"
 #include "corral-spawn.h"
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (virStorageVol, virStorageVolFree)
@@ -373,13 +374,7 @@ _corral_remote_prepare (virConnectPtr conn, const char *uri, CorralVmSpec *spec,
 const char *
 _corral_remote_bridge_path (void)
 {
-        const char *env = g_getenv ("CORRAL_CHANBRIDGE_PATH");
-
-        if (env && *env)
-                return env;
-        if (g_file_test (CORRAL_CHANBRIDGE_BUILD_PATH, G_FILE_TEST_IS_EXECUTABLE))
-                return CORRAL_CHANBRIDGE_BUILD_PATH;
-        return CORRAL_LIBEXECDIR "/corral-chanbridge";
+        return corral_paths_helper (CORRAL_HELPER_CHANBRIDGE);
 }
 
 /* Whether a bridge holds the VM's lock (a probe: the bridge takes it itself, race-free). */

@@ -63,7 +63,7 @@ _corral_remote_prepare (virConnectPtr conn, const char *uri, CorralVmSpec *spec,
 /* The overlay volume of VM name. (transfer full) */
 char *_corral_remote_disk_volume_name (const char *name);
 
-/* Where corral-chanbridge is: $CORRAL_CHANBRIDGE_PATH, the build tree, or the libexecdir. */
+/* Where corral-chanbridge is (corral_paths_helper: $CORRAL_CHANBRIDGE_PATH, build tree, install). */
 const char *_corral_remote_bridge_path (void);
 
 /* Makes sure the VM's corral-chanbridge runs (it keeps a lock in the VM's folder), and waits
