@@ -193,11 +193,9 @@ _egress_refusal (EgressConn *conn, guint status, const char *rule, const char *d
         return resp;
 }
 
-void
-_egress_refuse (EgressConn *conn, guint status, const char *rule, const char *detail)
+static void
+send_refusal (EgressConn *conn, const GString *resp)
 {
-        g_autoptr (GString) resp = _egress_refusal (conn, status, rule, detail);
-
         if (conn->send_refusal)
                 conn->send_refusal (conn, resp);
         else if (!conn->replied)
@@ -205,12 +203,23 @@ _egress_refuse (EgressConn *conn, guint status, const char *rule, const char *de
 }
 
 void
+_egress_refuse (EgressConn *conn, guint status, const char *rule, const char *detail)
+{
+        g_autoptr (GString) resp = _egress_refusal (conn, status, rule, detail);
+
+        send_refusal (conn, resp);
+}
+
+void
 _egress_secret_from_guest (EgressConn *conn, gint64 index)
 {
         g_autofree char *name = _egress_credentials_dup_name (conn->creds, (guint) index);
+        g_autoptr (GString) resp =
+                _egress_refusal (conn, 403, "secret-from-guest", name ? name : _ ("a credential"));
 
-        _egress_refuse (conn, 403, "secret-from-guest", name ? name : _ ("a credential"));
+        /* Ended before the guest hears of it: its next request already finds it so. */
         _egress_end_session (conn, name ? name : "");
+        send_refusal (conn, resp);
 }
 
 gboolean
@@ -254,6 +263,7 @@ read_head (EgressConn *conn, const CorralEgressLimits *limits, GError **error)
                 head = corral_http_head_length ((const char *) conn->buf, len, limits->max_head);
         }
         if (head < 0) {
+                conn->buf_start = len; /* still checked for secrets */
                 g_set_error_literal (error, CORRAL_EGRESS_ERROR, CORRAL_EGRESS_ERROR_TOO_LARGE,
                                      "request head too large");
                 return NULL;
@@ -670,7 +680,9 @@ _egress_conn_run (EgressConn *conn)
                 conn->creds = corral_egress_credentials_ref (proxy->creds);
         g_mutex_unlock (&proxy->lock);
         if (!(req = read_head (conn, &limits, &error))) {
-                _egress_head_failed (conn, error);
+                /* A head too large or malformed is refused, but what it holds was still sent. */
+                if (_egress_check_guest_bytes (conn, conn->buf, conn->buf_start))
+                        _egress_head_failed (conn, error);
                 return;
         }
         policy = corral_egress_proxy_dup_policy (proxy);

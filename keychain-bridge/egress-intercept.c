@@ -214,6 +214,10 @@ read_inner_head (Intercept *ic, GError **error)
                 head = corral_http_head_length ((const char *) buf, len, CORRAL_HTTP_MAX_HEAD);
         }
         if (head < 0) {
+                /* refused, but still checked for secrets */
+                ic->head_len = len;
+                ic->head = g_memdup2 (buf, len);
+                explicit_bzero (buf, len);
                 g_set_error_literal (error, CORRAL_EGRESS_ERROR, CORRAL_EGRESS_ERROR_TOO_LARGE,
                                      "request head too large");
                 return NULL;

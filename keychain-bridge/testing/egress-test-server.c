@@ -164,6 +164,159 @@ send_blob (Peer *p, guint64 n, gboolean zeros)
         }
 }
 
+/* The reflecting origin of the echo tests ------------------------------------------------------ */
+
+static GBytes *
+gzip_bytes (const char *data, gsize len)
+{
+        g_autoptr (GZlibCompressor) z = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP, -1);
+        g_autoptr (GInputStream) in =
+                g_memory_input_stream_new_from_data (g_memdup2 (data, len), (gssize) len, g_free);
+        g_autoptr (GInputStream) conv = g_converter_input_stream_new (in, G_CONVERTER (z));
+        g_autoptr (GOutputStream) out = g_memory_output_stream_new_resizable ();
+
+        g_output_stream_splice (out, conv, G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, NULL, NULL);
+        return g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+}
+
+/* text in the form asked for (see egress-test.h). */
+static GString *
+reflect_form (const char *form, const char *text, guint pad)
+{
+        GString *out = g_string_new (NULL);
+        gsize len = strlen (text);
+
+        if (g_str_equal (form, "base64") || g_str_equal (form, "base64url")) {
+                g_autofree char *padded = g_strdup_printf ("%.*s%s", (int) pad, "xyz", text);
+                g_autofree char *b = g_base64_encode ((const guchar *) padded, strlen (padded));
+
+                for (char *c = b; *c && form[6]; c++)
+                        *c = *c == '+' ? '-' : *c == '/' ? '_' : *c;
+                g_string_append (out, b);
+        } else if (g_str_equal (form, "hex") || g_str_equal (form, "HEX")) {
+                for (gsize i = 0; i < len; i++)
+                        g_string_append_printf (out, form[0] == 'h' ? "%02x" : "%02X",
+                                                (guchar) text[i]);
+        } else if (g_str_equal (form, "reversed")) {
+                for (gsize i = len; i-- > 0;)
+                        g_string_append_c (out, text[i]);
+        } else if (g_str_equal (form, "json")) {
+                /* As PHP's json_encode: "/" escaped, other ASCII punctuation as \u00XX. */
+                g_string_append (out, "{\"head\":\"");
+                for (gsize i = 0; i < len; i++) {
+                        if (text[i] == '/')
+                                g_string_append (out, "\\/");
+                        else if (g_ascii_isalnum (text[i]) || text[i] == ' ')
+                                g_string_append_c (out, text[i]);
+                        else
+                                g_string_append_printf (out, "\\u%04x", (guchar) text[i]);
+                }
+                g_string_append (out, "\"}");
+        } else if (g_str_equal (form, "html")) {
+                for (gsize i = 0; i < len; i++)
+                        g_string_append_printf (out, i % 2 ? "&#%u;" : "&#x%x;", (guchar) text[i]);
+        } else {
+                g_string_append (out, text);
+        }
+        return out;
+}
+
+/* "form=F&pad=N" */
+static void
+reflect_params (const char *query, char **ret_form, guint *ret_pad)
+{
+        g_auto (GStrv) params = g_strsplit (query ? query : "", "&", 8);
+
+        *ret_form = g_strdup ("plain");
+        *ret_pad = 0;
+        for (char **q = params; *q; q++) {
+                if (g_str_has_prefix (*q, "form=")) {
+                        g_free (*ret_form);
+                        *ret_form = g_strdup (*q + 5);
+                } else if (g_str_has_prefix (*q, "pad=")) {
+                        *ret_pad = MIN ((guint) g_ascii_strtoull (*q + 4, NULL, 10), 3);
+                }
+        }
+}
+
+/* "bytes=A-B" of a body of len bytes; FALSE when there is none or it is unusable. */
+static gboolean
+parse_range (const char *head, gsize len, gsize *ret_from, gsize *ret_to)
+{
+        const char *r = strstr (head, "\r\nRange: bytes=");
+        char *end = NULL;
+        guint64 a, b;
+
+        if (!r)
+                return FALSE;
+        a = g_ascii_strtoull (r + 15, &end, 10);
+        if (*end != '-')
+                return FALSE;
+        b = g_ascii_strtoull (end + 1, NULL, 10);
+        if (a > b || b >= len)
+                return FALSE;
+        *ret_from = (gsize) a;
+        *ret_to = (gsize) b;
+        return TRUE;
+}
+
+static void
+send_chunked (Peer *p, const char *body, gsize len, gsize piece)
+{
+        g_autoptr (GString) s = g_string_new ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+                                              "Connection: close\r\n\r\n");
+
+        for (gsize off = 0; off < len; off += piece) {
+                gsize n = MIN (piece, len - off);
+
+                g_string_append_printf (s, "%zx\r\n", n);
+                g_string_append_len (s, body + off, (gssize) n);
+                g_string_append (s, "\r\n");
+        }
+        g_string_append (s, "0\r\nX-Trailer: ");
+        g_string_append_len (s, body, (gssize) MIN (len, 200));
+        g_string_append (s, "\r\n\r\n");
+        g_output_stream_write_all (g_io_stream_get_output_stream (p->stream), s->str, s->len, NULL,
+                                   p->server->cancel, NULL);
+}
+
+static void
+serve_reflect (Peer *p, const char *query, const char *head)
+{
+        g_autofree char *form = NULL;
+        g_autoptr (GString) body = NULL;
+        gsize from, to;
+        guint pad;
+
+        reflect_params (query, &form, &pad);
+        body = reflect_form (form, head, pad);
+        if (g_str_equal (form, "gzip")) {
+                g_autoptr (GBytes) z = gzip_bytes (body->str, body->len);
+
+                reply (p, "200 OK", "Content-Encoding: gzip\r\n", g_bytes_get_data (z, NULL),
+                       g_bytes_get_size (z));
+        } else if (g_str_equal (form, "location")) {
+                g_autofree char *esc = g_uri_escape_string (head, NULL, FALSE);
+                g_autofree char *loc = g_strdup_printf ("Location: /next?head=%s\r\n", esc);
+
+                reply (p, "302 Found", loc, NULL, 0);
+        } else if (g_str_equal (form, "chunked")) {
+                send_chunked (p, body->str, body->len, 5);
+        } else if (g_str_equal (form, "partial")) {
+                g_autofree char *cr =
+                        g_strdup_printf ("Content-Range: bytes 0-%zu/*\r\n", body->len - 1);
+
+                reply (p, "206 Partial Content", cr, body->str, body->len);
+        } else if (g_str_equal (form, "range") && parse_range (head, body->len, &from, &to)) {
+                g_autofree char *cr = g_strdup_printf ("Content-Range: bytes %zu-%zu/%zu\r\n", from,
+                                                       to, body->len);
+
+                reply (p, "206 Partial Content", cr, body->str + from, to - from + 1);
+        } else {
+                reply (p, "200 OK", NULL, body->str, body->len);
+        }
+}
+
 static void
 serve_request (Peer *p)
 {
@@ -218,6 +371,10 @@ serve_request (Peer *p)
                 reply (p, "204 No Content", NULL, NULL, 0);
         } else if (g_str_equal (parts[1], "/echo")) {
                 reply (p, "200 OK", NULL, head->str, head->len);
+        } else if (g_str_has_prefix (parts[1], "/reflect")) {
+                const char *q = strchr (parts[1], '?');
+
+                serve_reflect (p, q ? q + 1 : NULL, head->str);
         } else {
                 reply (p, "204 No Content", NULL, NULL, 0);
         }

@@ -10,6 +10,13 @@
  *   GET  /redirect?to=U  302 with Location: U
  *   GET  /slow?ms=N      204 after N milliseconds
  *   GET  /echo           the request head as the body
+ *   GET  /reflect?form=F[&pad=N]  the request head reflected as a careless or hostile origin
+ *                        might: F is plain, base64 or base64url (after N = 0..2 bytes of
+ *                        padding), hex, HEX, reversed, json (PHP-style escapes), html (numeric
+ *                        entities), gzip (Content-Encoding: gzip whatever was asked), location
+ *                        (a 302 whose Location holds it percent-encoded), chunked (in chunks
+ *                        of 5 bytes, and the first 200 bytes again in a trailer), range (a 206
+ *                        of the asked Range, when there is one), partial (a 206 always)
  *   anything else        204
  * In raw mode it only counts connections and bytes and never answers.
  *

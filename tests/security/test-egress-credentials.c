@@ -20,6 +20,7 @@ typedef struct {
         CorralEgressCredentials *creds;
         EgressTestServer *bound; /* api.bound.test */
         EgressTestServer *other; /* other.test */
+        EgressTestServer *bound2; /* api.bound.test on another port: no binding names it */
         guint16 port;
         char *certs;
         char *test_ca;
@@ -71,7 +72,7 @@ fx_setup (Fx *fx, gconstpointer data)
         g_autoptr (GInetAddress) lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
         g_autoptr (GSocketAddress) addr = g_inet_socket_address_new (lo, 0);
         g_autoptr (GSocketAddress) bound_addr = NULL;
-        g_autofree char *pem = NULL, *ra = NULL, *rb = NULL;
+        g_autofree char *pem = NULL, *ra = NULL, *rb = NULL, *rc = NULL;
 
         fx->certs = egress_test_make_certs (names);
         fx->test_ca = g_build_filename (fx->certs, "ca.pem", NULL);
@@ -81,12 +82,15 @@ fx_setup (Fx *fx, gconstpointer data)
         other = load_cert (fx, "other.test");
         fx->bound = egress_test_server_new (bound, FALSE);
         fx->other = egress_test_server_new (other, FALSE);
+        fx->bound2 = egress_test_server_new (bound, FALSE);
         ra = g_strdup_printf ("127.0.0.1:%u", egress_test_server_get_port (fx->bound));
         rb = g_strdup_printf ("127.0.0.1:%u", egress_test_server_get_port (fx->other));
+        rc = g_strdup_printf ("127.0.0.1:%u", egress_test_server_get_port (fx->bound2));
         g_assert_true (corral_egress_policy_add_rule (p, TRUE, "api.bound.test", NULL));
         g_assert_true (corral_egress_policy_add_rule (p, TRUE, "other.test", NULL));
         g_assert_true (corral_egress_policy_add_rule (p, TRUE, ra, NULL));
         g_assert_true (corral_egress_policy_add_rule (p, TRUE, rb, NULL));
+        g_assert_true (corral_egress_policy_add_rule (p, TRUE, rc, NULL));
         fx->proxy = corral_egress_proxy_new (p);
         fx->resolver = egress_test_resolver_new ();
         egress_test_resolver_add (fx->resolver, "api.bound.test", "127.0.0.1");
@@ -137,6 +141,7 @@ fx_teardown (Fx *fx, gconstpointer data)
         corral_egress_credentials_unref (fx->creds);
         egress_test_server_free (fx->bound);
         egress_test_server_free (fx->other);
+        egress_test_server_free (fx->bound2);
         g_assert_true (g_str_has_prefix (fx->certs, g_get_tmp_dir ()));
         g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
         g_free (fx->certs);
@@ -366,6 +371,188 @@ test_placeholder_dies_with_session (Fx *fx, gconstpointer data)
         corral_egress_credentials_revoke (next);
 }
 
+/* K4: a binding names one port ---------------------------------------------------------------- */
+
+/* curl through the proxy with extra arguments (NULL-terminated); stdout+stderr. */
+static char *
+curl_args (Fx *fx, const char *ca, const char *url, ...)
+{
+        g_autofree char *proxy = g_strdup_printf ("http://127.0.0.1:%u", fx->port);
+        const char *base[] = { "curl",       "-si",      "--suppress-connect-headers",
+                               "--max-time", "30",       "-x",
+                               proxy,        "--cacert", ca };
+        g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+        g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (
+                G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE);
+        g_autoptr (GSubprocess) p = NULL;
+        g_autoptr (GError) error = NULL;
+        const char *arg;
+        char *out = NULL;
+        va_list ap;
+
+        g_subprocess_launcher_unsetenv (l, "https_proxy");
+        g_subprocess_launcher_unsetenv (l, "HTTPS_PROXY");
+        g_subprocess_launcher_unsetenv (l, "NO_PROXY");
+        g_subprocess_launcher_unsetenv (l, "no_proxy");
+        for (gsize i = 0; i < G_N_ELEMENTS (base); i++)
+                g_ptr_array_add (argv, (gpointer) base[i]);
+        va_start (ap, url);
+        while ((arg = va_arg (ap, const char *)))
+                g_ptr_array_add (argv, (gpointer) arg);
+        va_end (ap);
+        g_ptr_array_add (argv, (gpointer) url);
+        g_ptr_array_add (argv, NULL);
+        p = g_subprocess_launcher_spawnv (l, (const char *const *) argv->pdata, &error);
+        g_assert_no_error (error);
+        g_subprocess_communicate_utf8 (p, NULL, NULL, &out, NULL, &error);
+        g_assert_no_error (error);
+        return out;
+}
+
+static void
+test_binding_names_port (Fx *fx, gconstpointer data)
+{
+        guint16 port = egress_test_server_get_port (fx->bound);
+        g_autoptr (CorralEgressCredentials) c = corral_egress_credentials_new ();
+        const char *plain[] = { "api.example.com", NULL };
+        const char *ported[] = { "api.example.com:8443", NULL };
+        g_autoptr (CorralSecretInfo) a = corral_secret_info_new ("A", plain, "x-key", "{}", NULL);
+        g_autoptr (CorralSecretInfo) b = corral_secret_info_new ("B", ported, "x-key", "{}", NULL);
+
+        g_assert_cmpstr (a->hosts[0], ==, "api.example.com");
+        g_assert_cmpstr (b->hosts[0], ==, "api.example.com:8443");
+        g_free (corral_egress_credentials_add (c, a, "v"));
+        g_assert_true (corral_egress_credentials_binds_host (c, "api.example.com", 443));
+        g_assert_false (corral_egress_credentials_binds_host (c, "api.example.com", 8443));
+        g_assert_false (corral_egress_credentials_binds_host (c, "api.example.com", 80));
+        g_free (corral_egress_credentials_add (c, b, "w"));
+        g_assert_true (corral_egress_credentials_binds_host (c, "api.example.com", 8443));
+        g_assert_true (corral_egress_credentials_binds_host (fx->creds, "api.bound.test", port));
+        g_assert_false (corral_egress_credentials_binds_host (fx->creds, "api.bound.test", 443));
+        corral_egress_credentials_revoke (c);
+}
+
+/* CONNECT to another port of the bound name: a plain tunnel, the placeholder stays one. */
+static void
+test_other_port_not_injected (Fx *fx, gconstpointer data)
+{
+        g_autofree char *u = url (fx->bound2, "api.bound.test", "https");
+        g_autofree char *hdr = g_strdup_printf ("Authorization: Bearer %s", fx->ph);
+        g_autofree char *out = curl (fx, fx->test_ca, u, hdr, NULL);
+        g_autofree char *heads = egress_test_server_dup_heads (fx->bound2);
+
+        g_assert_true (g_str_has_prefix (out, "HTTP/1.1 200"));
+        g_assert_nonnull (strstr (heads, fx->ph));
+        g_assert_null (strstr (heads, "canary"));
+}
+
+/* The bound host redirects to another port of its name; a client that follows with its
+ * headers (curl --location-trusted, urllib) takes only the placeholder there. */
+static void
+test_redirect_other_port_not_injected (Fx *fx, gconstpointer data)
+{
+        g_autofree char *both = g_build_filename (fx->certs, "both-cas.pem", NULL);
+        g_autofree char *s = NULL, *t = NULL, *all = NULL, *out = NULL, *heads = NULL;
+        g_autofree char *target = url (fx->bound2, "api.bound.test", "https");
+        g_autofree char *u = g_strdup_printf ("https://api.bound.test:%u/redirect?to=%s",
+                                              egress_test_server_get_port (fx->bound), target);
+        g_autofree char *hdr = g_strdup_printf ("Authorization: Bearer %s", fx->ph);
+
+        g_assert_true (g_file_get_contents (fx->session_ca, &s, NULL, NULL));
+        g_assert_true (g_file_get_contents (fx->test_ca, &t, NULL, NULL));
+        all = g_strconcat (s, t, NULL);
+        g_assert_true (g_file_set_contents (both, all, -1, NULL));
+        out = curl_args (fx, both, u, "--location-trusted", "-H", hdr, NULL);
+        g_assert_nonnull (strstr (out, "HTTP/1.1 302"));
+        g_assert_nonnull (strstr (out, "HTTP/1.1 200"));
+        heads = egress_test_server_dup_heads (fx->bound2);
+        g_assert_nonnull (strstr (heads, fx->ph));
+        g_assert_null (strstr (heads, "canary"));
+        g_free (heads);
+        heads = egress_test_server_dup_heads (fx->bound);
+        g_assert_nonnull (strstr (heads, CANARY)); /* the bound port itself did get it */
+}
+
+/* K4: a basic binding fills only the password of Authorization: Basic. */
+static void
+test_basic_only_in_authorization (Fx *fx, gconstpointer data)
+{
+        g_autofree char *u = url (fx->bound, "api.bound.test", "https");
+        g_autofree char *h1 = g_strdup_printf ("Basic: Bearer %s", fx->basic_ph);
+        g_autofree char *h2 = g_strdup_printf ("Basic: %s", fx->basic_ph);
+        g_autofree char *h3 = g_strdup_printf ("Authorization: %s", fx->basic_ph);
+        g_autofree char *o1 = curl (fx, fx->session_ca, u, h1, NULL);
+        g_autofree char *o2 = curl (fx, fx->session_ca, u, h2, NULL);
+        g_autofree char *o3 = curl (fx, fx->session_ca, u, h3, NULL);
+        g_autofree char *heads = egress_test_server_dup_heads (fx->bound);
+
+        assert_blocked (o1, "HTTP/1.1 403", "credential-misplaced");
+        assert_blocked (o2, "HTTP/1.1 403", "credential-misplaced");
+        assert_blocked (o3, "HTTP/1.1 403", "credential-misplaced");
+        g_assert_cmpstr (heads, ==, "");
+}
+
+/* N9 inside a tunnel: the head timeout runs until the inner head is complete, however slowly
+ * its bytes come, and nothing is connected upstream before it is. */
+static void
+test_inner_head_timeout (Fx *fx, gconstpointer data)
+{
+        guint16 port = egress_test_server_get_port (fx->bound);
+        g_autoptr (GSocketClient) sc = g_socket_client_new ();
+        g_autoptr (GSocketConnection) c = NULL;
+        g_autoptr (GIOStream) tls = NULL;
+        g_autoptr (GTlsDatabase) db = NULL;
+        g_autoptr (GSocketConnectable) id = g_network_address_new ("api.bound.test", port);
+        g_autoptr (GError) error = NULL;
+        g_autofree char *connect = g_strdup_printf (
+                "CONNECT api.bound.test:%u HTTP/1.1\r\nHost: api.bound.test:%u\r\n\r\n", port,
+                port);
+        g_autofree char *audit = NULL;
+        GOutputStream *out;
+        char reply[64] = { 0 };
+        gsize got = 0;
+        CorralEgressLimits limits;
+        gint64 start, gone = 0;
+
+        corral_egress_proxy_get_limits (fx->proxy, &limits);
+        limits.header_timeout_ms = 1000;
+        corral_egress_proxy_set_limits (fx->proxy, &limits);
+        g_socket_client_set_enable_proxy (sc, FALSE);
+        c = g_socket_client_connect_to_host (sc, "127.0.0.1", fx->port, NULL, &error);
+        g_assert_no_error (error);
+        start = g_get_monotonic_time ();
+        out = g_io_stream_get_output_stream (G_IO_STREAM (c));
+        g_output_stream_write_all (out, connect, strlen (connect), NULL, NULL, &error);
+        g_assert_no_error (error);
+        while (!strstr (reply, "\r\n\r\n") && got < sizeof reply - 1 &&
+               g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (c)), reply + got, 1,
+                                    NULL, NULL) == 1)
+                got++;
+        g_assert_true (g_str_has_prefix (reply, "HTTP/1.1 200"));
+        db = g_tls_file_database_new (fx->session_ca, &error);
+        g_assert_no_error (error);
+        tls = g_tls_client_connection_new (G_IO_STREAM (c), id, &error);
+        g_assert_no_error (error);
+        g_tls_connection_set_database (G_TLS_CONNECTION (tls), db);
+        g_tls_connection_handshake (G_TLS_CONNECTION (tls), NULL, &error);
+        g_assert_no_error (error);
+        out = g_io_stream_get_output_stream (tls);
+        g_output_stream_write_all (out, "GET /echo HTTP/1.1\r\n", 20, NULL, NULL, NULL);
+        /* one header line every 200 ms: each byte would reset an idle timeout */
+        while (g_get_monotonic_time () - start < 5 * G_USEC_PER_SEC && !gone) {
+                g_output_stream_write_all (out, "X-Slow: 1\r\n", 11, NULL, NULL, NULL);
+                g_usleep (200 * 1000);
+                g_assert_cmpuint (egress_test_server_get_connections (fx->bound), ==, 0);
+                if (corral_egress_proxy_get_active (fx->proxy) == 0)
+                        gone = g_get_monotonic_time () - start;
+        }
+        g_assert_cmpint (gone, >, 0);
+        g_assert_cmpint (gone, <, 3 * G_USEC_PER_SEC);
+        g_assert_cmpuint (egress_test_server_get_connections (fx->bound), ==, 0);
+        g_assert_true (g_file_get_contents (fx->audit, &audit, NULL, NULL));
+        g_assert_nonnull (strstr (audit, "\"reason\":\"header timeout\""));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -379,5 +566,11 @@ main (int argc, char **argv)
         ADD ("/egress-cred/upstream-verified", test_upstream_verified);
         ADD ("/egress-cred/environ-has-placeholders-only", test_environ);
         ADD ("/egress-cred/placeholder-dies-with-session", test_placeholder_dies_with_session);
+        ADD ("/egress-cred/binding-names-port", test_binding_names_port);
+        ADD ("/egress-cred/other-port-not-injected", test_other_port_not_injected);
+        ADD ("/egress-cred/redirect-other-port-not-injected",
+             test_redirect_other_port_not_injected);
+        ADD ("/egress-cred/basic-only-in-authorization", test_basic_only_in_authorization);
+        ADD ("/egress-cred/inner-head-timeout", test_inner_head_timeout);
         return g_test_run ();
 }
