@@ -855,6 +855,12 @@ op_create (FsCtx *ctx)
         r = begin_create (ctx, "create", S_IFREG, &parent, &dirfd);
         if (r < 0)
                 return r;
+        /* Before anything is made: a file created for a handle that cannot be given would be
+         * left behind, and its node with it. */
+        if (fs_server_handles_full (ctx->s))
+                return REFUSE (ctx, FS_RULE_LIMIT, EMFILE);
+        if (fs_server_nodes_full (ctx->s))
+                return REFUSE (ctx, FS_RULE_LIMIT, ENFILE);
         /* Always exclusive on the host: an existing name goes through the checks of OPEN. */
         fd = openat (dirfd, name,
                      wire_to_open_flags (q->flags & (FS_O_ACCMODE | FS_O_APPEND)) | O_CREAT |
@@ -886,8 +892,10 @@ op_create (FsCtx *ctx)
         if (!node)
                 return REFUSE (ctx, FS_RULE_LIMIT, -err);
         h = fs_handle_new (ctx->s, node, fd, &err);
-        if (!h)
+        if (!h) {
+                fs_node_forget (ctx->s, node, 0); /* no entry was given: free it */
                 return REFUSE (ctx, FS_RULE_LIMIT, -err);
+        }
         fd = -1;
         h->can_read = (q->flags & FS_O_ACCMODE) != FS_O_WRONLY;
         h->can_write = (q->flags & FS_O_ACCMODE) != FS_O_RDONLY;
@@ -996,7 +1004,10 @@ op_release (FsCtx *ctx)
                 char path[FS_MAX_PATH];
                 struct stat st;
 
+                /* Closing the handle may drop the share's last reference (it was removed):
+                 * the audit line still names it. */
                 ctx->share = h->share;
+                ctx->share_hold = fs_share_ref (h->share);
                 ctx->audit_op = "write";
                 if (h->node && fs_node_path (h->node, path, sizeof path) == 0)
                         ctx->path = g_strdup (path);

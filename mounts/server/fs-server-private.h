@@ -19,7 +19,6 @@
 
 typedef struct _FsNode FsNode;
 
-
 typedef struct {
         gint refs;
         char *name;
@@ -100,10 +99,17 @@ typedef struct {
         char *path; /* audit path (owned) */
         char *path2; /* audit second path (owned) */
         char *detail; /* what exactly a refusal found, for the audit message (owned) */
+        FsShare *share_hold; /* keeps share alive for the audit line when the op drops the
+                              * last other reference (a handle of a removed share) */
         int64_t size;
 } FsCtx;
 
 /* fs-server.c */
+FsShare *fs_share_ref (FsShare *share);
+void fs_share_unref (FsShare *share);
+/* Whether another handle, or another node, would pass its limit. */
+bool fs_server_handles_full (FsServer *s);
+bool fs_server_nodes_full (FsServer *s);
 FsNode *fs_node_get (FsServer *s, uint64_t id, int *ret_err);
 FsNode *fs_node_child (FsServer *s, FsNode *parent, const char *name, size_t len, int *ret_err);
 void fs_node_ref_lookup (FsNode *node);

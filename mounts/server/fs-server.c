@@ -25,15 +25,15 @@
 
 /* Shares -------------------------------------------------------------------------------------- */
 
-static FsShare *
-share_ref (FsShare *share)
+FsShare *
+fs_share_ref (FsShare *share)
 {
         g_atomic_int_inc (&share->refs);
         return share;
 }
 
-static void
-share_unref (FsShare *share)
+void
+fs_share_unref (FsShare *share)
 {
         if (!share || !g_atomic_int_dec_and_test (&share->refs))
                 return;
@@ -398,7 +398,7 @@ node_free_now (FsServer *s, FsNode *node)
                 g_hash_table_unref (node->children);
         if (node->is_share_root && node->share->root_node == node)
                 node->share->root_node = NULL;
-        share_unref (node->share);
+        fs_share_unref (node->share);
         g_free (node->name);
         g_hash_table_remove (s->nodes, &node->id); /* frees node */
 }
@@ -430,7 +430,7 @@ node_new (FsServer *s, FsShare *share, FsNode *parent, const char *name, size_t 
         }
         node = g_new0 (FsNode, 1);
         node->id = s->next_node++;
-        node->share = share_ref (share);
+        node->share = fs_share_ref (share);
         node->name = g_strndup (name, len);
         node->cached_mtime_s = -1;
         if (parent) {
@@ -609,10 +609,22 @@ fs_handle_new (FsServer *s, FsNode *node, int fd, int *ret_err)
         h->node = node;
         if (node) {
                 fs_node_hold (node);
-                h->share = share_ref (node->share);
+                h->share = fs_share_ref (node->share);
         }
         g_hash_table_insert (s->handles, &h->id, h);
         return h;
+}
+
+bool
+fs_server_handles_full (FsServer *s)
+{
+        return g_hash_table_size (s->handles) >= s->max_handles;
+}
+
+bool
+fs_server_nodes_full (FsServer *s)
+{
+        return g_hash_table_size (s->nodes) >= s->max_nodes;
 }
 
 FsHandle *
@@ -638,7 +650,7 @@ handle_free (FsServer *s, FsHandle *h)
                 close (h->fd);
         if (h->node)
                 fs_node_release (s, h->node);
-        share_unref (h->share);
+        fs_share_unref (h->share);
         g_free (h);
 }
 
@@ -656,8 +668,8 @@ fs_server_new (const char *keep_dir, FsAudit *audit)
 {
         FsServer *s = g_new0 (FsServer, 1);
 
-        s->shares =
-                g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) share_unref);
+        s->shares = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                           (GDestroyNotify) fs_share_unref);
         s->nodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, g_free);
         s->handles = g_hash_table_new (g_int64_hash, g_int64_equal);
         s->next_node = FS_ROOT_NODE + 1;
@@ -689,7 +701,7 @@ drop_connection_state (FsServer *s)
                         g_hash_table_unref (node->children);
                 if (node->is_share_root && node->share->root_node == node)
                         node->share->root_node = NULL;
-                share_unref (node->share);
+                fs_share_unref (node->share);
                 g_free (node->name);
                 g_hash_table_iter_remove (&iter);
         }
@@ -851,5 +863,6 @@ fs_server_handle (FsServer *s, const uint8_t *payload, size_t len, FsWriter *w)
         g_free (ctx.path);
         g_free (ctx.path2);
         g_free (ctx.detail);
+        fs_share_unref (ctx.share_hold);
         return true;
 }
