@@ -104,8 +104,8 @@ exercise (Fixture *f)
                                                    NULL, &error));
                 g_assert_nonnull (strstr (error->message, "Corral's own files"));
                 g_clear_error (&error);
-                g_assert_false (corral_shares_add (f->vm_dir, inside, FS_MODE_RO, "sub", NULL,
-                                                   NULL, &error));
+                g_assert_false (corral_shares_add (f->vm_dir, inside, FS_MODE_RO, "sub", NULL, NULL,
+                                                   &error));
                 g_assert_nonnull (strstr (error->message, "Corral's own files"));
                 g_clear_error (&error);
                 g_assert_cmpint (g_rmdir (inside), ==, 0);
