@@ -172,6 +172,53 @@ test_protected (Fixture *f, gconstpointer data)
         g_assert_cmpstr (text, ==, "[core]\n");
 }
 
+/* 37 (F20): the person's keys and Corral's own files do not exist for a program in the guest,
+ * whatever it tries: listing, opening by name, stat, making one, going through a link. */
+static void
+test_hidden (Fixture *f, gconstpointer data)
+{
+        const char *secrets[] = { ".ssh/id_ed25519", ".config/corral/mcp.json",
+                                  ".local/share/keyrings/login.keyring",
+                                  ".local/state/corral/vms/v/egress-policy.json" };
+        g_autofree char *root = NULL, *link = NULL, *through = NULL;
+        g_autoptr (GDir) dir = NULL;
+        const char *name;
+
+        if (!f->h)
+                return;
+        for (guint i = 0; i < G_N_ELEMENTS (secrets); i++) {
+                g_autofree char *host = g_build_filename (f->share, secrets[i], NULL);
+                g_autofree char *parent = g_path_get_dirname (host);
+                g_autofree char *guest = mnt (f, secrets[i]);
+                struct stat st;
+
+                g_assert_cmpint (g_mkdir_with_parents (parent, 0700), ==, 0);
+                g_assert_true (g_file_set_contents (host, "SECRET", -1, NULL));
+                g_assert_cmpint (stat (guest, &st), <, 0);
+                g_assert_cmpint (errno, ==, ENOENT);
+                g_assert_cmpint (open (guest, O_RDONLY), <, 0);
+                g_assert_cmpint (errno, ==, ENOENT);
+        }
+        root = mnt (f, NULL);
+        dir = g_dir_open (root, 0, NULL);
+        g_assert_nonnull (dir);
+        while ((name = g_dir_read_name (dir)))
+                g_assert_cmpstr (name, !=, ".ssh");
+        {
+                g_autofree char *ssh = mnt (f, ".ssh");
+                g_autofree char *gnupg = mnt (f, ".gnupg");
+                g_assert_cmpint (g_mkdir (ssh, 0700), <, 0);
+                g_assert_cmpint (errno, ==, EPERM);
+                g_assert_cmpint (g_mkdir (gnupg, 0700), <, 0);
+                g_assert_cmpint (errno, ==, EPERM);
+        }
+        /* a link the guest makes to the key leads nowhere in the guest */
+        link = mnt (f, "key");
+        g_assert_cmpint (symlink (".ssh/id_ed25519", link), ==, 0);
+        g_assert_false (g_file_get_contents (link, &through, NULL, NULL));
+        g_assert_null (through);
+}
+
 /* 8, configured by IT: the managed policy's protected paths are read-only in every mode,
  * under case variants too; a damaged policy keeps the server from serving at all. */
 static void
@@ -332,6 +379,7 @@ main (int argc, char **argv)
         ADD ("/mount-fuse/symlinks-outside", "rw", test_symlinks);
         ADD ("/mount-fuse/fifo", "rw", test_fifo);
         ADD ("/mount-fuse/protected-via-symlink", "rw", test_protected);
+        ADD ("/mount-fuse/hidden-paths", "rw", test_hidden);
         ADD ("/mount-fuse/atomic-replace-sigkill/rw", "rw", test_atomic_replace_sigkill);
         ADD ("/mount-fuse/atomic-replace-sigkill/rw-nodelete", "rw-nodelete",
              test_atomic_replace_sigkill);
