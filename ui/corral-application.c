@@ -18,17 +18,54 @@ struct _CorralApplication {
 
 G_DEFINE_FINAL_TYPE (CorralApplication, corral_application, ADW_TYPE_APPLICATION)
 
+/* Whether GLib's default schema source would find schema id. Asking that source would fix its
+ * folders for good: GLib builds it once, on first use, from the environment of that moment, so
+ * GSETTINGS_SCHEMA_DIR set afterwards is ignored. This looks in the same folders, in sources of
+ * its own. */
+static gboolean
+schema_installed (const char *id)
+{
+        g_autoptr (GPtrArray) dirs = g_ptr_array_new_with_free_func (g_free);
+        const char *env = g_getenv ("GSETTINGS_SCHEMA_DIR");
+
+        for (const char *const *d = g_get_system_data_dirs (); *d; d++)
+                g_ptr_array_add (dirs, g_build_filename (*d, "glib-2.0", "schemas", NULL));
+        g_ptr_array_add (dirs,
+                         g_build_filename (g_get_user_data_dir (), "glib-2.0", "schemas", NULL));
+        if (env) {
+                g_auto (GStrv) parts = g_strsplit (env, G_SEARCHPATH_SEPARATOR_S, -1);
+
+                for (char **p = parts; *p; p++)
+                        if (**p)
+                                g_ptr_array_add (dirs, g_strdup (*p));
+        }
+        for (guint i = 0; i < dirs->len; i++) {
+                g_autoptr (GSettingsSchemaSource) source =
+                        g_settings_schema_source_new_from_directory (dirs->pdata[i], NULL, FALSE,
+                                                                     NULL);
+                g_autoptr (GSettingsSchema) schema =
+                        source ? g_settings_schema_source_lookup (source, id, FALSE) : NULL;
+
+                if (schema)
+                        return TRUE;
+        }
+        return FALSE;
+}
+
 void
 corral_application_init_environment (void)
 {
-        GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
-        g_autoptr (GSettingsSchema) schema =
-                source ? g_settings_schema_source_lookup (source, CORRAL_APP_ID, TRUE) : NULL;
+        const char *env = g_getenv ("GSETTINGS_SCHEMA_DIR");
+        g_autofree char *dirs = NULL;
 
-        /* Uninstalled: the schema compiled next to the build tree. */
-        if (!schema &&
-            g_file_test (CORRAL_BUILD_SCHEMA_DIR "/gschemas.compiled", G_FILE_TEST_EXISTS))
-                g_setenv ("GSETTINGS_SCHEMA_DIR", CORRAL_BUILD_SCHEMA_DIR, TRUE);
+        /* Uninstalled: the schema compiled next to the build tree, before the person's own. */
+        if (schema_installed (CORRAL_APP_ID) ||
+            !g_file_test (CORRAL_BUILD_SCHEMA_DIR "/gschemas.compiled", G_FILE_TEST_EXISTS))
+                return;
+        dirs = env && *env
+                       ? g_strjoin (G_SEARCHPATH_SEPARATOR_S, CORRAL_BUILD_SCHEMA_DIR, env, NULL)
+                       : g_strdup (CORRAL_BUILD_SCHEMA_DIR);
+        g_setenv ("GSETTINGS_SCHEMA_DIR", dirs, TRUE);
 }
 
 static CorralWindow *
