@@ -34,6 +34,11 @@
 #define EXIT_TIMEOUT 124
 #define EXIT_FAILURE_CTL 125
 #define STDIN_CHUNK (64 * 1024)
+/* After SIGTERM or SIGHUP is forwarded, how long the command has to end before its process
+ * group is killed: whoever stops corralctl (timeout, a service manager) can always stop it. */
+#define TERM_GRACE_MS 5000
+/* After the kill, how long to wait for the agent to report the end before exiting anyway. */
+#define KILL_WAIT_MS 2000
 
 typedef struct {
         GMainLoop *loop;
@@ -47,6 +52,11 @@ typedef struct {
         guint stdin_id;
         gboolean raw;
         struct termios saved_termios;
+        /* Stopping: the Ctrl+C count, and the status to exit with once the command is killed. */
+        guint interrupts;
+        int forced_status;
+        guint grace_id;
+        guint kill_wait_id;
 } Ctl;
 
 /* Options shared by all commands. */
@@ -233,7 +243,9 @@ on_exited (CorralProcess *proc, Ctl *ctl)
         int code = corral_process_get_exit_code (proc);
         int sig = corral_process_get_term_signal (proc);
 
-        if (corral_process_get_timed_out (proc)) {
+        if (ctl->forced_status) {
+                finish (ctl, ctl->forced_status);
+        } else if (corral_process_get_timed_out (proc)) {
                 fail (_ ("the command timed out"));
                 finish (ctl, EXIT_TIMEOUT);
         } else {
@@ -274,18 +286,90 @@ on_stdin (int fd, GIOCondition cond, gpointer user_data)
         return G_SOURCE_REMOVE;
 }
 
-typedef struct {
-        Ctl *ctl;
-        int sig;
-} SignalForward;
+/* Stopping the command ------------------------------------------------------------------------
+ *
+ * Like ssh and systemd-run: the agent runs the command in a process group of its own (in the
+ * VM, or in its own session with --local), so signals reach it only when corralctl forwards
+ * them. Ctrl+C is forwarded; a second one kills the group and exits with 130. SIGTERM and SIGHUP
+ * are forwarded, and if the command is still there after TERM_GRACE_MS, its group is killed. */
 
-/* The agent runs in its own session: terminal signals reach it only this way. */
 static gboolean
-forward_signal (gpointer user_data)
+kill_wait_over (gpointer user_data)
 {
-        SignalForward *fwd = user_data;
+        Ctl *ctl = user_data;
 
-        corral_process_kill (fwd->ctl->proc, fwd->sig);
+        /* The agent did not confirm in time (a VM that hangs): exit all the same. */
+        ctl->kill_wait_id = 0;
+        finish (ctl, ctl->forced_status);
+        return G_SOURCE_REMOVE;
+}
+
+static void
+kill_and_exit (Ctl *ctl, int status)
+{
+        ctl->forced_status = status;
+        corral_process_kill (ctl->proc, SIGKILL);
+        if (!ctl->kill_wait_id)
+                ctl->kill_wait_id = g_timeout_add (KILL_WAIT_MS, kill_wait_over, ctl);
+}
+
+static gboolean
+term_grace_over (gpointer user_data)
+{
+        Ctl *ctl = user_data;
+
+        ctl->grace_id = 0;
+        kill_and_exit (ctl, 128 + SIGTERM);
+        return G_SOURCE_REMOVE;
+}
+
+/* A signal before the command started: nothing to forward it to. Once corralctl is gone, the
+ * agent ends the session and kills what it may still have started. */
+static gboolean
+stopped_before_start (Ctl *ctl, int sig)
+{
+        if (ctl->proc)
+                return FALSE;
+        finish (ctl, 128 + sig);
+        return TRUE;
+}
+
+static gboolean
+on_sigint (gpointer user_data)
+{
+        Ctl *ctl = user_data;
+
+        if (stopped_before_start (ctl, SIGINT))
+                return G_SOURCE_CONTINUE;
+        if (++ctl->interrupts > 1)
+                kill_and_exit (ctl, 128 + SIGINT);
+        else
+                corral_process_kill (ctl->proc, SIGINT);
+        return G_SOURCE_CONTINUE;
+}
+
+static void
+forward_with_grace (Ctl *ctl, int sig)
+{
+        if (stopped_before_start (ctl, sig))
+                return;
+        corral_process_kill (ctl->proc, sig);
+        if (!ctl->grace_id && !ctl->forced_status)
+                ctl->grace_id = g_timeout_add (TERM_GRACE_MS, term_grace_over, ctl);
+}
+
+static gboolean
+on_sigterm (gpointer user_data)
+{
+        forward_with_grace (user_data, SIGTERM);
+        return G_SOURCE_CONTINUE;
+}
+
+/* The terminal is gone: the command gets its hangup, then the same grace as for SIGTERM. */
+static gboolean
+on_sighup (gpointer user_data)
+{
+        forward_with_grace (user_data, SIGHUP);
         return G_SOURCE_CONTINUE;
 }
 
@@ -308,6 +392,8 @@ on_winch (gpointer user_data)
         Ctl *ctl = user_data;
         guint rows, cols;
 
+        if (!ctl->proc)
+                return G_SOURCE_CONTINUE;
         get_winsize (&rows, &cols);
         corral_process_resize (ctl->proc, rows, cols);
         return G_SOURCE_CONTINUE;
@@ -334,30 +420,31 @@ spawned_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 static int
 run_process (Ctl *ctl, CorralExecSpec *spec, gboolean forward_stdin, gboolean pty)
 {
-        SignalForward fwd[] = { { ctl, SIGINT }, { ctl, SIGTERM }, { ctl, SIGHUP } };
-        guint sig_ids[G_N_ELEMENTS (fwd) + 1] = { 0 };
+        guint sig_ids[4] = { 0 };
 
         ctl->loop = g_main_loop_new (NULL, FALSE);
         g_signal_connect (ctl->client, "disconnected", G_CALLBACK (on_disconnected), ctl);
+        /* Before the spawn: its reply and the command's first output can come in one read. */
+        sig_ids[0] = g_unix_signal_add (SIGINT, on_sigint, ctl);
+        sig_ids[1] = g_unix_signal_add (SIGTERM, on_sigterm, ctl);
+        sig_ids[2] = g_unix_signal_add (SIGHUP, on_sighup, ctl);
+        if (pty)
+                sig_ids[3] = g_unix_signal_add (SIGWINCH, on_winch, ctl);
         corral_agent_client_spawn_async (ctl->client, spec, NULL, spawned_cb, ctl);
         while (!ctl->proc && !ctl->done)
                 g_main_context_iteration (NULL, TRUE);
-        if (ctl->proc) {
-                if (forward_stdin)
-                        ctl->stdin_id =
-                                g_unix_fd_add (STDIN_FILENO, G_IO_IN | G_IO_HUP, on_stdin, ctl);
-                for (gsize i = 0; i < G_N_ELEMENTS (fwd); i++)
-                        sig_ids[i] = g_unix_signal_add (fwd[i].sig, forward_signal, &fwd[i]);
-                if (pty)
-                        sig_ids[G_N_ELEMENTS (fwd)] = g_unix_signal_add (SIGWINCH, on_winch, ctl);
-        }
+        if (ctl->proc && forward_stdin)
+                ctl->stdin_id = g_unix_fd_add (STDIN_FILENO, G_IO_IN | G_IO_HUP, on_stdin, ctl);
         if (!ctl->done)
                 g_main_loop_run (ctl->loop);
         for (gsize i = 0; i < G_N_ELEMENTS (sig_ids); i++)
                 if (sig_ids[i])
                         g_source_remove (sig_ids[i]);
-        if (ctl->stdin_id)
-                g_source_remove (ctl->stdin_id);
+        g_clear_handle_id (&ctl->stdin_id, g_source_remove);
+        g_clear_handle_id (&ctl->grace_id, g_source_remove);
+        g_clear_handle_id (&ctl->kill_wait_id, g_source_remove);
+        if (ctl->proc)
+                g_signal_handlers_disconnect_by_data (ctl->proc, ctl);
         g_signal_handlers_disconnect_by_data (ctl->client, ctl);
         g_main_loop_unref (ctl->loop);
         return ctl->status;
