@@ -18,12 +18,18 @@
 #include "corral-vm-pool.h"
 #include "corralctl-share.h"
 
+#include <errno.h>
 #include <glib/gi18n.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define EXIT_CTL 125
+/* How long a VM whose agent socket accepts may take to say HELLO before libvirt is asked why
+ * (a paused VM accepts and never answers; one with a client already does not accept). */
+#define DIRECT_HELLO_MS 3000
 
 void
 corralctl_got_result (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -465,6 +471,78 @@ corralctl_vm_main (int argc, char **argv)
 
 /* exec and shell connect through here ------------------------------------------------------ */
 
+/* A non-blocking connect: a channel that has a client already never accepts, and its backlog
+ * must not block us. Returns the fd or a negative errno. */
+static int
+unix_connect_nonblock (const char *path)
+{
+        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+        int fd;
+
+        if (strlen (path) >= sizeof addr.sun_path)
+                return -ENAMETOOLONG;
+        strcpy (addr.sun_path, path);
+        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0) {
+                int r = -errno;
+
+                close (fd);
+                return r;
+        }
+        return fd;
+}
+
+static gboolean
+cancel_cb (gpointer user_data)
+{
+        g_cancellable_cancel (user_data);
+        return G_SOURCE_REMOVE;
+}
+
+/* A running VM's agent, straight through the socket in its folder, without libvirt: so exec,
+ * shell, info, mcp and agent work while another process holds the embedded driver, and cost no
+ * libvirt connection. NULL when the VM is not plainly there (not started, paused, busy with
+ * another client, on vsock or another machine, a warm-pool alias): libvirt then says why, or
+ * waits for it. ret_vm_dir: (transfer full) the VM's folder. */
+static CorralAgentClient *
+connect_direct (const char *name, char **ret_vm_dir)
+{
+        g_autoptr (CorralHostSelection) sel = corral_host_select_default (NULL);
+        g_autofree char *dname = g_strconcat (CORRAL_DOMAIN_PREFIX, name, NULL);
+        g_autofree char *vm_dir = NULL;
+        g_autofree char *sock = NULL;
+        g_autoptr (CorralAgentClient) client = NULL;
+        g_autoptr (GCancellable) cancellable = NULL;
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        guint timeout_id;
+        int fd;
+
+        if (!sel || sel->remote || !corral_domain_name_is_valid (dname))
+                return NULL;
+        vm_dir = g_build_filename (sel->state_dir, "vms", name, NULL);
+        sock = g_build_filename (vm_dir, "agent.sock", NULL);
+        if ((fd = unix_connect_nonblock (sock)) < 0) {
+                g_debug ("no direct way to the agent of VM “%s”: %s", name, g_strerror (-fd));
+                return NULL;
+        }
+        client = corral_agent_client_new ();
+        cancellable = g_cancellable_new ();
+        timeout_id = g_timeout_add (DIRECT_HELLO_MS, cancel_cb, cancellable);
+        corral_agent_client_connect_fd_async (client, fd, cancellable, corralctl_got_result, &res);
+        if (!corral_agent_client_connect_fd_finish (client, corralctl_wait_for (&res), &error)) {
+                g_debug ("the agent of VM “%s” did not answer directly: %s", name, error->message);
+                if (!g_cancellable_is_cancelled (cancellable))
+                        g_source_remove (timeout_id);
+                return NULL;
+        }
+        g_source_remove (timeout_id);
+        *ret_vm_dir = g_steal_pointer (&vm_dir);
+        return g_steal_pointer (&client);
+}
+
 gboolean
 corralctl_vm_connect (const char *name,
                       CorralVmManager **ret_manager,
@@ -473,8 +551,17 @@ corralctl_vm_connect (const char *name,
 {
         g_autoptr (CorralVmManager) m = NULL;
         g_autoptr (CorralAgentClient) client = NULL;
+        g_autofree char *vm_dir = NULL;
 
         corral_vm_manager_quiet_libvirt_logs ();
+        if ((client = connect_direct (name, &vm_dir))) {
+                /* Its agent answered, so it runs: re-attach as below. */
+                if (!services_ready (vm_dir, NULL, error))
+                        return FALSE;
+                *ret_manager = NULL;
+                *ret_client = g_steal_pointer (&client);
+                return TRUE;
+        }
         if (!(m = corralctl_vm_open_manager (error)))
                 return FALSE;
         client = corral_agent_client_new ();

@@ -17,7 +17,9 @@ GAsyncResult *corralctl_wait_for (GAsyncResult **slot);
 /* Opens the VM manager on the default host selection. */
 CorralVmManager *corralctl_vm_open_manager (GError **error);
 
-/* Opens the VM manager and connects a client to VM name's agent (waiting for it to boot). */
+/* Connects a client to VM name's agent: straight through the socket in the VM's folder when it
+ * runs here (*ret_manager is then NULL: no libvirt connection is held), otherwise through a VM
+ * manager (waiting for it to boot). */
 gboolean corralctl_vm_connect (const char *name,
                                CorralVmManager **ret_manager,
                                CorralAgentClient **ret_client,
