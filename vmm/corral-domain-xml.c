@@ -389,6 +389,11 @@ corral_domain_xml_build (const CorralDomainConfig *c, GError **error)
         xml_text (&w, "on_reboot", "destroy");
         xml_text (&w, "on_crash", "destroy");
         write_devices (&w, c);
+        if (c->qemu_as_root) {
+                xml_open (&w, "seclabel", "type", "static", "model", "dac", "relabel", "no", NULL);
+                xml_text (&w, "label", "+0:+0");
+                xml_close (&w, "seclabel");
+        }
         xml_close (&w, "domain");
         return g_string_free (w.out, FALSE);
 }

@@ -62,6 +62,9 @@ typedef struct {
          * machine); the *_socket fields then name the bridge's local sockets and only say
          * which ports the VM has. */
         gboolean remote;
+        /* QEMU runs as root, whatever the daemon's default user (root on qemu:///system, whose
+         * files live in a home that libvirt's QEMU user cannot enter); nothing is relabelled. */
+        gboolean qemu_as_root;
 } CorralDomainConfig;
 
 const char *corral_accel_to_string (CorralAccel accel);

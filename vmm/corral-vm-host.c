@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "corral-glib-compat.h"
+#include "corral-unix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,16 @@ opens_rw (const char *path)
         return fd >= 0;
 }
 
+/* A socket file that nothing listens on (a daemon that died without systemd) does not count;
+ * with systemd's socket activation, connecting starts the daemon. */
+static gboolean
+accepts (const char *path)
+{
+        g_autofd int fd = corral_unix_connect (path);
+
+        return fd >= 0;
+}
+
 void
 corral_host_facts_probe (CorralHostFacts *facts, char **ret_state_dir)
 {
@@ -49,6 +60,9 @@ corral_host_facts_probe (CorralHostFacts *facts, char **ret_state_dir)
                 .kvm_pvm = g_file_test ("/sys/module/kvm_pvm", G_FILE_TEST_EXISTS),
                 .vhost_vsock_rw = opens_rw ("/dev/vhost-vsock"),
         };
+        if (facts->is_root)
+                facts->system_libvirtd = accepts (CORRAL_SYSTEM_LIBVIRTD_SOCKET) ||
+                                         accepts (CORRAL_SYSTEM_VIRTQEMUD_SOCKET);
         *ret_state_dir = g_build_filename (base, "corral", NULL);
         facts->state_dir = *ret_state_dir;
 }
@@ -89,6 +103,10 @@ corral_host_select (const CorralHostFacts *facts, GError **error)
                 facts->vhost_vsock_rw ? CORRAL_TRANSPORT_VSOCK : CORRAL_TRANSPORT_VIRTIO_SERIAL;
         if (facts->env_uri && *facts->env_uri) {
                 sel->uri = g_strdup (facts->env_uri);
+        } else if (facts->is_root && facts->system_libvirtd) {
+                /* Several programs at once (the app, corralctl): the embedded driver allows
+                 * one process per root folder. */
+                sel->uri = g_strdup ("qemu:///system");
         } else if (facts->is_root) {
                 sel->embed_root = g_build_filename (facts->state_dir, "libvirt", NULL);
                 sel->uri = g_strdup_printf ("qemu:///embed?root=%s", sel->embed_root);
@@ -96,6 +114,7 @@ corral_host_select (const CorralHostFacts *facts, GError **error)
                 sel->uri = g_strdup ("qemu:///session");
         }
         sel->remote = corral_host_uri_is_remote (sel->uri);
+        sel->qemu_as_root = facts->is_root && g_str_equal (sel->uri, "qemu:///system");
         if (sel->remote)
                 sel->transport = CORRAL_TRANSPORT_VIRTIO_SERIAL;
         /* An explicit embed URI also needs its qemu.conf. */

@@ -19,6 +19,8 @@ typedef struct {
         gboolean kvm_rw; /* /dev/kvm opens read-write */
         gboolean kvm_pvm; /* /sys/module/kvm_pvm exists: KVM guests hang there */
         gboolean vhost_vsock_rw; /* /dev/vhost-vsock opens read-write */
+        /* The system libvirt daemon answers on its socket (probed for root only). */
+        gboolean system_libvirtd;
 } CorralHostFacts;
 
 typedef struct {
@@ -32,6 +34,9 @@ typedef struct {
          * pool there, the channels through corral-chanbridge, and the transport is always
          * virtio-serial (vsock would need this machine's /dev/vhost-vsock to reach that one). */
         gboolean remote;
+        /* qemu:///system used by root: Corral's files are root's (a 0700 home), so its VMs run
+         * QEMU as root, as the embedded driver does, instead of as libvirt's QEMU user. */
+        gboolean qemu_as_root;
 } CorralHostSelection;
 
 void corral_host_selection_free (CorralHostSelection *sel);
@@ -46,6 +51,10 @@ CorralHostSelection *corral_host_select (const CorralHostFacts *facts, GError **
 
 /* Probe + select with this machine's facts. */
 CorralHostSelection *corral_host_select_default (GError **error);
+
+/* The system libvirt daemon's sockets (libvirtd, or the modular virtqemud). */
+#define CORRAL_SYSTEM_LIBVIRTD_SOCKET "/run/libvirt/libvirt-sock"
+#define CORRAL_SYSTEM_VIRTQEMUD_SOCKET "/run/libvirt/virtqemud-sock"
 
 /* Creates the state dir and, for the embedded driver, <root>/etc/qemu.conf. */
 gboolean corral_host_prepare (const CorralHostSelection *sel, GError **error);

@@ -303,7 +303,59 @@ selection_copy (const CorralHostSelection *sel)
         copy->accel_forced = sel->accel_forced;
         copy->transport = sel->transport;
         copy->remote = sel->remote;
+        copy->qemu_as_root = sel->qemu_as_root;
         return copy;
+}
+
+/* The embedded driver lets one process at a time use its root folder; the one that does has
+ * its pid in the driver's pid file. Returns: (transfer full) (nullable) its command line. */
+static char *
+embed_holder (const char *embed_root, pid_t *ret_pid)
+{
+        g_autofree char *pidfile = g_build_filename (embed_root, "run", "qemu", "driver.pid", NULL);
+        g_autofree char *text = NULL;
+        g_autofree char *proc = NULL;
+        g_autofree char *cmdline = NULL;
+        gsize len = 0;
+        gint64 pid;
+
+        if (!g_file_get_contents (pidfile, &text, NULL, NULL))
+                return NULL;
+        pid = g_ascii_strtoll (g_strstrip (text), NULL, 10);
+        if (pid <= 0 || pid == getpid ())
+                return NULL;
+        proc = g_strdup_printf ("/proc/%" G_GINT64_FORMAT "/cmdline", pid);
+        if (!g_file_get_contents (proc, &cmdline, &len, NULL) || len == 0)
+                return NULL;
+        /* Arguments are NUL-separated; whatever it is, print it on one line. */
+        for (gsize i = 0; i < len; i++)
+                if (cmdline[i] == '\0' || (guchar) cmdline[i] < 0x20)
+                        cmdline[i] = ' ';
+        *ret_pid = (pid_t) pid;
+        return g_utf8_make_valid (g_strstrip (cmdline), -1);
+}
+
+static GError *
+unreachable_error (const CorralHostSelection *sel)
+{
+        virErrorPtr err = virGetLastError ();
+        const char *why = err && err->message ? err->message : "unknown error";
+        g_autofree char *holder = NULL;
+        pid_t pid = 0;
+
+        if (sel->embed_root && strstr (why, "pid file") &&
+            (holder = embed_holder (sel->embed_root, &pid)))
+                return g_error_new (
+                        CORRAL_VM_ERROR, CORRAL_VM_ERROR_UNREACHABLE,
+                        "another program uses Corral's VMs right now: “%s” (process %d); wait "
+                        "for it to end or stop it. With the libvirt daemon running (systemctl "
+                        "start libvirtd.socket), several programs can use them at once",
+                        holder, (int) pid);
+        return g_error_new (CORRAL_VM_ERROR, CORRAL_VM_ERROR_UNREACHABLE,
+                            "libvirt is not reachable at %s: %s (is libvirt installed, and for "
+                            "qemu:///system is libvirtd running? CORRAL_LIBVIRT_URI picks another "
+                            "URI)",
+                            sel->uri, why);
 }
 
 static void
@@ -329,12 +381,7 @@ open_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
         self = g_object_new (CORRAL_TYPE_VM_MANAGER, NULL);
         self->conn = virConnectOpen (d->sel->uri);
         if (!self->conn) {
-                virErrorPtr err = virGetLastError ();
-                g_task_return_new_error (
-                        task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_UNREACHABLE,
-                        "libvirt is not reachable at %s: %s (is libvirt installed, and for "
-                        "qemu:///system is libvirtd running? CORRAL_LIBVIRT_URI picks another URI)",
-                        d->sel->uri, err && err->message ? err->message : "unknown error");
+                g_task_return_error (task, unreachable_error (d->sel));
                 return;
         }
         self->sel = g_steal_pointer (&d->sel);
@@ -418,6 +465,7 @@ build_xml (CorralVmManager *self, const CorralVmSpec *spec, const char *vm_dir, 
                 /* Memory shared with corral-fsd needs QEMU on this machine. */
                 .fs_shm_name = self->sel->remote ? NULL : fs_shm,
                 .fs_shm_mib = CORRAL_FS_SHM_MIB,
+                .qemu_as_root = self->sel->qemu_as_root,
                 .vnc_socket = spec->vnc ? vnc : NULL,
                 .image_name = spec->image_name,
                 .manifest_sha256 = spec->manifest_sha256,

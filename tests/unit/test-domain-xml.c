@@ -92,6 +92,13 @@ tweak_remote (CorralDomainConfig *c)
         c->net_socket = "/run/corral/vms/test/net.sock";
 }
 
+/* Root on the system daemon: QEMU as root, as with the embedded driver. */
+static void
+tweak_qemu_as_root (CorralDomainConfig *c)
+{
+        c->qemu_as_root = TRUE;
+}
+
 /* Escaping, not refusal: '&' and quotes are fine in a command line. */
 static void
 tweak_escape (CorralDomainConfig *c)
@@ -105,7 +112,7 @@ static const GoldenCase golden_cases[] = {
         { "vsock.xml", tweak_vsock },     { "vnc.xml", tweak_vnc },
         { "kvm.xml", tweak_kvm },         { "shares.xml", tweak_shares },
         { "network.xml", tweak_network }, { "escape.xml", tweak_escape },
-        { "remote.xml", tweak_remote },
+        { "remote.xml", tweak_remote },   { "qemu-as-root.xml", tweak_qemu_as_root },
 };
 
 static void

@@ -47,6 +47,28 @@ test_uri_root (void)
         g_assert_cmpstr (sel->embed_root, ==, "/root/.local/state/corral/libvirt");
 }
 
+/* Root with the system daemon running uses it (several programs at once), with QEMU as root
+ * like the embedded driver; an ordinary user keeps qemu:///session. */
+static void
+test_uri_root_system (void)
+{
+        CorralHostFacts f = facts ();
+        g_autoptr (CorralHostSelection) sel = NULL;
+        g_autoptr (CorralHostSelection) user_sel = NULL;
+
+        f.system_libvirtd = TRUE;
+        user_sel = select_ok (&f);
+        g_assert_cmpstr (user_sel->uri, ==, "qemu:///session");
+        g_assert_false (user_sel->qemu_as_root);
+        f.is_root = TRUE;
+        f.state_dir = "/root/.local/state/corral";
+        sel = select_ok (&f);
+        g_assert_cmpstr (sel->uri, ==, "qemu:///system");
+        g_assert_null (sel->embed_root);
+        g_assert_true (sel->qemu_as_root);
+        g_assert_false (sel->remote);
+}
+
 static void
 test_uri_env_wins (void)
 {
@@ -228,6 +250,7 @@ main (int argc, char **argv)
         g_test_init (&argc, &argv, NULL);
         g_test_add_func ("/vmm-select/uri/user", test_uri_user);
         g_test_add_func ("/vmm-select/uri/root", test_uri_root);
+        g_test_add_func ("/vmm-select/uri/root-system", test_uri_root_system);
         g_test_add_func ("/vmm-select/uri/env-wins", test_uri_env_wins);
         g_test_add_func ("/vmm-select/accel", test_accel);
         g_test_add_func ("/vmm-select/accel/bad-env", test_accel_bad_env);
