@@ -1,9 +1,22 @@
-/* test-corralctl.c — the corralctl command line, with --local agents.
+/* test-corralctl.c — the corralctl command line, with --local agents, and with a VM's folder
+ * whose agent socket a local agent serves (no VM, no libvirt).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* corralctl's grace between a forwarded SIGTERM and the kill (TERM_GRACE_MS). */
+#define TERM_GRACE_S 5.0
 
 typedef struct {
         int status;
@@ -36,6 +49,9 @@ bytes_to_string (GBytes *bytes)
         return len ? g_strndup (data, len) : g_strdup ("");
 }
 
+/* KEY=VALUE pairs (NULL-terminated) that run_ctl() adds to corralctl's environment. */
+static const char *const *ctl_env;
+
 /* Runs corralctl with args (NULL-terminated) and optional stdin text. */
 static Ctl
 run_ctl (const char *stdin_text, const char *agent_override, ...)
@@ -63,6 +79,11 @@ run_ctl (const char *stdin_text, const char *agent_override, ...)
                                               G_SUBPROCESS_FLAGS_STDERR_PIPE);
         if (agent_override)
                 g_subprocess_launcher_setenv (launcher, "CORRAL_AGENT_PATH", agent_override, TRUE);
+        for (const char *const *e = ctl_env; e && *e; e++) {
+                g_auto (GStrv) kv = g_strsplit (*e, "=", 2);
+
+                g_subprocess_launcher_setenv (launcher, kv[0], kv[1], TRUE);
+        }
         proc = g_subprocess_launcher_spawnv (launcher, (const char *const *) argv->pdata, &error);
         g_assert_no_error (error);
         in = g_bytes_new (stdin_text ? stdin_text : "", stdin_text ? strlen (stdin_text) : 0);
@@ -191,6 +212,307 @@ test_shell_pty (void)
         ctl_clear (&sh);
 }
 
+/* Stopping a command, as with ssh and systemd-run ------------------------------------------- */
+
+/* A child_setup: what the test starts ends with it, also when an assertion stops it. */
+static void
+die_with_test (gpointer user_data)
+{
+        prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
+
+static gboolean
+pid_gone (GPid pid, double seconds)
+{
+        for (int i = 0; i < seconds * 20; i++) {
+                if (kill (pid, 0) < 0 && errno == ESRCH)
+                        return TRUE;
+                g_usleep (50000);
+        }
+        return FALSE;
+}
+
+/* Reads from fd into out until needle appears, for at most seconds. */
+static gboolean
+read_until (int fd, GString *out, const char *needle, double seconds)
+{
+        gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+
+        while (!strstr (out->str, needle)) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                char buf[512];
+                gssize n;
+                int left = (int) ((end - g_get_monotonic_time ()) / 1000);
+
+                if (left <= 0 || poll (&p, 1, left) <= 0)
+                        return FALSE;
+                n = read (fd, buf, sizeof buf);
+                if (n <= 0)
+                        return FALSE;
+                g_string_append_len (out, buf, n);
+        }
+        return TRUE;
+}
+
+/* Waits up to seconds for pid; returns its wait status, or -1 (and kills it) on timeout. */
+static int
+wait_exit (GPid pid, double seconds)
+{
+        int wstatus;
+
+        for (int i = 0; i < seconds * 20; i++) {
+                if (waitpid (pid, &wstatus, WNOHANG) == pid)
+                        return wstatus;
+                g_usleep (50000);
+        }
+        kill (pid, SIGKILL);
+        waitpid (pid, &wstatus, 0);
+        return -1;
+}
+
+/* Ctrl+C on a terminal: the first reaches the command (its trap runs, it goes on), the second
+ * kills its process group and corralctl exits with 130. Through a pseudo-terminal, so the
+ * terminal driver sends the signals, as for a person. */
+static void
+test_ctrl_c_terminal (void)
+{
+        g_autofree char *ctl = corralctl_path ();
+        g_autoptr (GString) out = g_string_new (NULL);
+        const char *script = "trap 'echo got-int' INT; echo ready $$; "
+                             "while :; do sleep 0.1; done";
+        const char *cmd_pid;
+        GPid sh_pid;
+        int master, wstatus;
+        pid_t pid = forkpty (&master, NULL, NULL, NULL);
+
+        g_assert_cmpint (pid, >=, 0);
+        if (pid == 0) {
+                execl (ctl, ctl, "exec", "--local", "--", "sh", "-c", script, (char *) NULL);
+                _exit (127);
+        }
+        g_assert_true (read_until (master, out, "ready ", 20));
+        g_assert_true (read_until (master, out, "\n", 5));
+        cmd_pid = strstr (out->str, "ready ") + strlen ("ready ");
+        sh_pid = (GPid) g_ascii_strtoll (cmd_pid, NULL, 10);
+        g_assert_cmpint (sh_pid, >, 0);
+        g_assert_cmpint (write (master, "\003", 1), ==, 1);
+        g_assert_true (read_until (master, out, "got-int", 10));
+        /* Still running: the first Ctrl+C was the command's to handle. */
+        g_assert_cmpint (waitpid (pid, &wstatus, WNOHANG), ==, 0);
+        g_assert_cmpint (write (master, "\003", 1), ==, 1);
+        wstatus = wait_exit (pid, 10);
+        g_assert_true (WIFEXITED (wstatus));
+        g_assert_cmpint (WEXITSTATUS (wstatus), ==, 130);
+        g_assert_true (pid_gone (sh_pid, 5));
+        close (master);
+}
+
+/* Spawns corralctl exec --local -- sh -c script with stdout on a pipe; returns its pid once
+ * the script printed "ready PID" (the command's pid in *ret_sh_pid). */
+static GPid
+spawn_ready (const char *script, int *ret_out_fd, GPid *ret_sh_pid)
+{
+        g_autofree char *ctl = corralctl_path ();
+        const char *argv[] = { ctl, "exec", "--local", "--", "sh", "-c", script, NULL };
+        g_autoptr (GString) out = g_string_new (NULL);
+        g_autoptr (GError) error = NULL;
+        GPid pid;
+
+        g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+                                  die_with_test, NULL, &pid, NULL, ret_out_fd, NULL, &error);
+        g_assert_no_error (error);
+        g_assert_true (read_until (*ret_out_fd, out, "ready ", 20));
+        g_assert_true (read_until (*ret_out_fd, out, "\n", 5));
+        *ret_sh_pid = (GPid) g_ascii_strtoll (strstr (out->str, "ready ") + 6, NULL, 10);
+        g_assert_cmpint (*ret_sh_pid, >, 0);
+        return pid;
+}
+
+/* SIGTERM (timeout, a service manager) is forwarded: a command that obeys it ends at once. */
+static void
+test_sigterm_forwarded (void)
+{
+        GPid sh_pid, pid;
+        int out_fd, wstatus;
+        gint64 start;
+
+        pid = spawn_ready ("echo ready $$; exec sleep 30", &out_fd, &sh_pid);
+        start = g_get_monotonic_time ();
+        g_assert_cmpint (kill (pid, SIGTERM), ==, 0);
+        wstatus = wait_exit (pid, 10);
+        g_assert_true (WIFEXITED (wstatus));
+        g_assert_cmpint (WEXITSTATUS (wstatus), ==, 128 + SIGTERM);
+        g_assert_cmpfloat ((g_get_monotonic_time () - start) / 1e6, <, TERM_GRACE_S);
+        g_assert_true (pid_gone (sh_pid, 5));
+        close (out_fd);
+}
+
+/* ... and one that ignores it is killed, with its process group, after a short grace:
+ * `timeout 5 corralctl exec VM -- sh -c "trap '' TERM; sleep 30"` returns after about 10 s. */
+static void
+test_sigterm_grace (void)
+{
+        GPid sh_pid, pid;
+        int out_fd, wstatus;
+        gint64 start;
+        double took;
+
+        pid = spawn_ready ("trap '' TERM; echo ready $$; sleep 30; echo not-killed", &out_fd,
+                           &sh_pid);
+        start = g_get_monotonic_time ();
+        g_assert_cmpint (kill (pid, SIGTERM), ==, 0);
+        wstatus = wait_exit (pid, TERM_GRACE_S + 10);
+        took = (g_get_monotonic_time () - start) / 1e6;
+        g_assert_cmpint (wstatus, !=, -1);
+        g_assert_true (WIFEXITED (wstatus));
+        g_assert_cmpint (WEXITSTATUS (wstatus), ==, 128 + SIGTERM);
+        g_assert_cmpfloat (took, >=, TERM_GRACE_S - 0.5);
+        g_assert_cmpfloat (took, <, TERM_GRACE_S + 4);
+        g_assert_true (pid_gone (sh_pid, 5));
+        close (out_fd);
+}
+
+/* A VM's folder without libvirt --------------------------------------------------------------- */
+
+typedef struct {
+        char *state; /* XDG_STATE_HOME */
+        char *vm_dir;
+        GPid agent_pid;
+} FakeVm;
+
+/* $XDG_STATE_HOME/corral/vms/NAME/agent.sock served by a local corral-agent, as QEMU serves a
+ * running VM's. */
+static void
+fake_vm_start (FakeVm *vm, const char *name)
+{
+        const char *agent = g_getenv ("CORRAL_AGENT_PATH");
+        g_autofree char *sock = NULL;
+        g_autoptr (GError) error = NULL;
+
+        g_assert_nonnull (agent);
+        vm->state = g_dir_make_tmp ("corralctl-state-XXXXXX", &error);
+        g_assert_no_error (error);
+        vm->vm_dir = g_build_filename (vm->state, "corral", "vms", name, NULL);
+        g_assert_cmpint (g_mkdir_with_parents (vm->vm_dir, 0700), ==, 0);
+        sock = g_build_filename (vm->vm_dir, "agent.sock", NULL);
+        const char *argv[] = { agent, "--unix", sock, "--user", g_get_user_name (), NULL };
+        g_spawn_async (NULL, (char **) argv, NULL,
+                       G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, die_with_test, NULL,
+                       &vm->agent_pid, &error);
+        g_assert_no_error (error);
+        for (int i = 0; i < 200 && !g_file_test (sock, G_FILE_TEST_EXISTS); i++)
+                g_usleep (25000);
+        g_assert_true (g_file_test (sock, G_FILE_TEST_EXISTS));
+}
+
+static void
+fake_vm_stop (FakeVm *vm)
+{
+        const char *argv[] = { "rm", "-rf", "--", vm->state, NULL };
+
+        kill (vm->agent_pid, SIGTERM);
+        waitpid (vm->agent_pid, NULL, 0);
+        g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                      NULL);
+        g_free (vm->state);
+        g_free (vm->vm_dir);
+}
+
+/* exec and info reach a running VM through the socket in its folder: with no libvirt to be had
+ * at all, they still work (as root, another process may hold the embedded driver). */
+static void
+test_vm_without_libvirt (void)
+{
+        FakeVm vm = { 0 };
+        g_autofree char *state_env = NULL;
+        const char *env[] = { NULL, "CORRAL_LIBVIRT_URI=corral-test-none:///nowhere", NULL };
+        Ctl exec, info, gone;
+
+        fake_vm_start (&vm, "direct");
+        env[0] = state_env = g_strconcat ("XDG_STATE_HOME=", vm.state, NULL);
+        ctl_env = env;
+        exec = run_ctl (NULL, NULL, "exec", "direct", "--", "sh", "-c", "echo in-vm; exit 4", NULL);
+        info = run_ctl (NULL, NULL, "info", "direct", NULL);
+        gone = run_ctl (NULL, NULL, "exec", "gone", "--", "true", NULL);
+        ctl_env = NULL;
+        g_assert_cmpstr (exec.err, ==, "");
+        g_assert_cmpint (exec.status, ==, 4);
+        g_assert_cmpstr (exec.out, ==, "in-vm\n");
+        g_assert_cmpint (info.status, ==, 0);
+        g_assert_nonnull (strstr (info.out, "VM: direct"));
+        /* A VM that does not answer there is libvirt's to explain. */
+        g_assert_cmpint (gone.status, ==, 125);
+        g_assert_nonnull (strstr (gone.err, "libvirt"));
+        ctl_clear (&exec);
+        ctl_clear (&info);
+        ctl_clear (&gone);
+        fake_vm_stop (&vm);
+}
+
+/* As root without a running libvirt daemon, Corral embeds libvirt, which one process at a time
+ * can use: the others are told which process that is. */
+static void
+test_embedded_holder_named (void)
+{
+        g_autofree char *state = NULL;
+        g_autofree char *state_env = NULL;
+        g_autofree char *uri = NULL;
+        g_autofree char *pidfile = NULL;
+        g_autofree char *pid_text = NULL;
+        g_autofree char *process = NULL;
+        g_autoptr (GError) error = NULL;
+        const char *env[] = { NULL, NULL };
+        const char *rm[] = { "rm", "-rf", "--", NULL, NULL };
+        GPid virsh;
+        int virsh_in;
+        Ctl first, held;
+
+        if (geteuid () != 0 || !g_find_program_in_path ("virsh")) {
+                g_test_skip ("needs root and virsh");
+                return;
+        }
+        if (g_file_test ("/run/libvirt/libvirt-sock", G_FILE_TEST_EXISTS) ||
+            g_file_test ("/run/libvirt/virtqemud-sock", G_FILE_TEST_EXISTS)) {
+                g_test_skip ("a system libvirt daemon runs: root uses it, not the embedded one");
+                return;
+        }
+        state = g_dir_make_tmp ("corralctl-embed-XXXXXX", &error);
+        g_assert_no_error (error);
+        env[0] = state_env = g_strconcat ("XDG_STATE_HOME=", state, NULL);
+        ctl_env = env;
+        first = run_ctl (NULL, NULL, "vm", "ls", NULL);
+        g_assert_cmpint (first.status, ==, 0);
+        /* virsh on the same root holds it while its shell waits for input. */
+        uri = g_strdup_printf ("qemu:///embed?root=%s/corral/libvirt", state);
+        pidfile = g_build_filename (state, "corral", "libvirt", "run", "qemu", "driver.pid", NULL);
+        const char *argv[] = { "virsh", "-q", "-c", uri, NULL };
+        g_spawn_async_with_pipes (NULL, (char **) argv, NULL,
+                                  G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+                                          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                                  die_with_test, NULL, &virsh, &virsh_in, NULL, NULL, &error);
+        g_assert_no_error (error);
+        for (int i = 0; i < 200; i++) {
+                g_clear_pointer (&pid_text, g_free);
+                if (g_file_get_contents (pidfile, &pid_text, NULL, NULL) &&
+                    g_ascii_strtoll (pid_text, NULL, 10) == virsh)
+                        break;
+                g_usleep (50000);
+        }
+        held = run_ctl (NULL, NULL, "vm", "ls", NULL);
+        ctl_env = NULL;
+        close (virsh_in);
+        waitpid (virsh, NULL, 0);
+        process = g_strdup_printf ("process %d", (int) virsh);
+        g_assert_cmpint (held.status, ==, 125);
+        g_assert_nonnull (strstr (held.err, "virsh"));
+        g_assert_nonnull (strstr (held.err, process));
+        ctl_clear (&first);
+        ctl_clear (&held);
+        rm[3] = state;
+        g_spawn_sync (NULL, (char **) rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                      NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -203,6 +525,11 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/errors", test_errors);
         g_test_add_func ("/corralctl/info", test_info);
         g_test_add_func ("/corralctl/shell-pty", test_shell_pty);
+        g_test_add_func ("/corralctl/stop/ctrl-c-terminal", test_ctrl_c_terminal);
+        g_test_add_func ("/corralctl/stop/sigterm-forwarded", test_sigterm_forwarded);
+        g_test_add_func ("/corralctl/stop/sigterm-grace", test_sigterm_grace);
+        g_test_add_func ("/corralctl/vm/without-libvirt", test_vm_without_libvirt);
+        g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
 
         return g_test_run ();
 }
