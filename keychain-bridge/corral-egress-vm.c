@@ -44,6 +44,7 @@ spawn_daemon (const char *vm_dir, GError **error)
         g_autofree char *audit = vm_file (vm_dir, "egress.jsonl");
         g_autofree char *lock = vm_file (vm_dir, "egressd.lock");
         g_autofree char *log = vm_file (vm_dir, "egressd.log");
+        g_autofree char *alert = vm_file (vm_dir, "network-off.txt");
         const char *ca = g_getenv ("CORRAL_EGRESS_CA_FILE");
         const char *argv[] = { corral_egress_vm_daemon_path (),
                                "--connect",
@@ -55,6 +56,8 @@ spawn_daemon (const char *vm_dir, GError **error)
                                "--audit",
                                audit,
                                "--all-secrets",
+                               "--alert-out",
+                               alert,
                                ca && *ca ? "--upstream-ca" : NULL,
                                ca,
                                NULL };
@@ -86,4 +89,19 @@ corral_egress_vm_ensure (const char *vm_dir, GError **error)
         g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
                      _ ("The network proxy did not start: see %s/egressd.log"), vm_dir);
         return FALSE;
+}
+
+char *
+corral_egress_vm_dup_alert (const char *vm_dir)
+{
+        g_autofree char *path = vm_file (vm_dir, "network-off.txt");
+        g_autofree char *text = NULL;
+        gsize len = 0;
+
+        /* Written by the running daemon; an older one's is gone once a new session starts. */
+        if (!corral_egress_vm_is_running (vm_dir) ||
+            !g_file_get_contents (path, &text, &len, NULL) || len > 4096 ||
+            !g_utf8_validate (text, (gssize) len, NULL))
+                return NULL;
+        return g_strstrip (g_steal_pointer (&text));
 }

@@ -8,6 +8,8 @@
  *   egress-policy.json  the VM's network policy (corralctl net); followed while running
  *   egress.jsonl        the audit log of every request
  *   egressd.log         what the daemon said (a keychain it could not read, ...)
+ *   network-off.txt     why the running daemon turned the VM's network off, in words for the
+ *                       person (a program in the VM sent a secret's real value)
  *
  * Every secret in the keychain is bound for the session (each only ever reaches its own hosts);
  * $CORRAL_EGRESS_CA_FILE names extra CA certificates to trust upstream (companies, tests).
@@ -31,5 +33,10 @@ gboolean corral_egress_vm_is_running (const char *vm_dir);
 /* Makes sure the VM's egress daemon runs (starts it when the VM's network port exists and no
  * daemon holds the lock). TRUE without doing anything for a VM created without a network port. */
 gboolean corral_egress_vm_ensure (const char *vm_dir, GError **error);
+
+/* (transfer full) (nullable) why the VM's network is off, in words for the person: its session
+ * ended because a program in the VM sent a secret's real value (SECURITY.md K9). Until the VM
+ * restarts every request is refused; callers show this where the person looks. */
+char *corral_egress_vm_dup_alert (const char *vm_dir);
 
 G_END_DECLS

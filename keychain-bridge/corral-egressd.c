@@ -4,7 +4,7 @@
  *   corral-egressd --policy FILE [--unix PATH | --tcp 127.0.0.1:PORT] [--audit FILE]
  *                  [--stream-fd N | --connect SOCKET [--lock FILE]]
  *                  [--secret NAME… | --all-secrets] [--placeholders-out FILE]
- *                  [--session-ca-out FILE] [--upstream-ca FILE]
+ *                  [--session-ca-out FILE] [--upstream-ca FILE] [--alert-out FILE]
  *
  * --stream-fd serves a guest's channel stream (NET-PROTOCOL.md) besides the listener.
  * --connect serves a VM's network port through QEMU's unix socket, hands the guest proxy its
@@ -17,6 +17,16 @@
  * stops the daemon before it serves anything, except with --all-secrets, where it serves
  * without credentials and says so (nothing is ever sent in their place).
  *
+ * The keychain is read once, when the session starts, and its secrets are held in this process
+ * for the session's life: the daemon does not depend on the D-Bus session of the terminal that
+ * started it (it does not exit when that bus goes away) and looks for the keychain on the
+ * person's own session bus ($XDG_RUNTIME_DIR/bus, else /run/user/UID/bus) before the caller's
+ * DBUS_SESSION_BUS_ADDRESS, so a restart from another terminal finds the same keychain.
+ *
+ * A guest that sends a bound secret's real value ends the session (egress-proxy.h): the daemon
+ * says so in its log and writes why, in words for the person, to --alert-out (removed when a
+ * new session starts); it keeps running, refusing everything, until the VM is gone.
+ *
  * The policy file is reloaded when it changes and on SIGHUP; changes apply at once, also to
  * open connections. A policy file that cannot be read or parsed makes the proxy refuse
  * everything (preset "none") until it is fixed: fail closed.
@@ -28,10 +38,12 @@
 #include <gio/gunixsocketaddress.h>
 #include <glib-unix.h>
 #include <glib/gi18n.h>
+#include <glib/gstdio.h>
 #include <fcntl.h>
 #include <locale.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "corral-secret-store.h"
@@ -48,6 +60,7 @@ static char *opt_ca_out;
 static char *opt_upstream_ca;
 static char *opt_connect;
 static char *opt_lock;
+static char *opt_alert;
 static gboolean opt_all_secrets;
 
 static const GOptionEntry entries[] = {
@@ -75,8 +88,50 @@ static const GOptionEntry entries[] = {
           N_ ("Hold this lock while running; exit at once if it is taken"), N_ ("FILE") },
         { "all-secrets", 0, 0, G_OPTION_ARG_NONE, &opt_all_secrets,
           N_ ("Bind every secret in the keychain"), NULL },
+        { "alert-out", 0, 0, G_OPTION_ARG_FILENAME, &opt_alert,
+          N_ ("Write here why the session ended, if the guest ends it"), N_ ("FILE") },
         { NULL }
 };
+
+/* The person's own session bus: $XDG_RUNTIME_DIR/bus or /run/user/UID/bus, a socket of ours.
+ * (transfer full) (nullable) its D-Bus address. */
+static char *
+own_session_bus (void)
+{
+        const char *runtime = g_getenv ("XDG_RUNTIME_DIR");
+        g_autofree char *fallback = g_strdup_printf ("/run/user/%u", (guint) getuid ());
+        const char *dirs[] = { runtime && *runtime ? runtime : fallback, fallback };
+
+        for (gsize i = 0; i < G_N_ELEMENTS (dirs); i++) {
+                g_autofree char *path = g_build_filename (dirs[i], "bus", NULL);
+                g_autofree char *escaped = NULL;
+                struct stat st;
+
+                if (lstat (path, &st) < 0 || !S_ISSOCK (st.st_mode) || st.st_uid != getuid ())
+                        continue;
+                escaped = g_dbus_address_escape_value (path);
+                return g_strdup_printf ("unix:path=%s", escaped);
+        }
+        return NULL;
+}
+
+/* Before anything talks to D-Bus (single-threaded still: setenv is safe). The keychain is
+ * read at session start only; losing the bus later must not end the daemon, which GDBus's
+ * shared session connection would do by default (exit-on-close). */
+static void
+choose_session_bus (void)
+{
+        /* GDBus keeps its shared connection only while someone holds it: held for good here,
+         * so that libsecret gets this one, not a new one that exits on close again. */
+        static GDBusConnection *bus;
+        g_autofree char *own = own_session_bus ();
+
+        if (own)
+                g_setenv ("DBUS_SESSION_BUS_ADDRESS", own, TRUE);
+        bus = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, NULL);
+        if (bus)
+                g_dbus_connection_set_exit_on_close (bus, FALSE);
+}
 
 /* The secrets to bind: --secret, or with --all-secrets every one in the keychain. A keychain
  * that cannot be listed then means no credentials, said once (fail closed: nothing is bound). */
@@ -128,6 +183,23 @@ setup_credentials (CorralEgressProxy *proxy, char ***ret_env, char **ret_pem, GE
         *ret_env = g_steal_pointer (&env);
         *ret_pem = g_steal_pointer (&pem);
         return TRUE;
+}
+
+/* Runs on the connection's thread (egress-proxy.h). */
+static void
+on_session_ended (CorralEgressProxy *proxy, const char *name, const char *host, gpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *text = g_strdup_printf (
+                _ ("This VM's network is off: a program in it sent the real value of the secret "
+                   "“%s” (to %s), which only this computer should hold. Check what ran in the "
+                   "VM; restarting the VM turns the network on again with new placeholders.\n"),
+                name, host ? host : _ ("a host"));
+
+        g_printerr ("corral-egressd: %s", text);
+        if (opt_alert && !g_file_set_contents_full (opt_alert, text, -1,
+                                                    G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error))
+                g_printerr ("corral-egressd: %s\n", error->message);
 }
 
 /* --connect: the guest proxy's session, with a proxy token of its own. */
@@ -275,7 +347,7 @@ main (int argc, char **argv)
         g_autoptr (GOptionContext) context = g_option_context_new (NULL);
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralEgressPolicy) none = corral_egress_policy_new (CORRAL_EGRESS_PRESET_NONE);
-        g_autoptr (CorralEgressProxy) proxy = corral_egress_proxy_new (none);
+        g_autoptr (CorralEgressProxy) proxy = NULL;
         g_autoptr (GFile) file = NULL;
         g_autoptr (GFileMonitor) monitor = NULL;
         g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
@@ -293,6 +365,13 @@ main (int argc, char **argv)
         }
         if (opt_lock && !take_lock ())
                 return 0; /* another daemon serves this VM */
+        /* before the proxy starts its threads */
+        if (opt_secrets || opt_all_secrets)
+                choose_session_bus ();
+        proxy = corral_egress_proxy_new (none);
+        if (opt_alert)
+                g_unlink (opt_alert); /* a new session */
+        g_signal_connect (proxy, "session-ended", G_CALLBACK (on_session_ended), NULL);
         reload (proxy);
         file = g_file_new_for_path (opt_policy);
         monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, &error);

@@ -137,7 +137,7 @@ netsession_parse (const cJSON *result, NetSession *s)
 
 /* Writes path atomically (a temporary file in the same folder, then rename). */
 static int
-write_file (const char *path, const char *data, size_t len)
+write_file (const char *path, const char *data, size_t len, mode_t mode)
 {
         char tmp[4096];
         int fd, r = 0;
@@ -155,7 +155,7 @@ write_file (const char *path, const char *data, size_t len)
                 else if (n > 0)
                         off += (size_t) n;
         }
-        if (r == 0 && (fchmod (fd, 0644) < 0 || fsync (fd) < 0))
+        if (r == 0 && (fchmod (fd, mode) < 0 || fsync (fd) < 0))
                 r = -errno;
         if (close (fd) < 0 && r == 0)
                 r = -errno;
@@ -211,7 +211,7 @@ netsession_write_env (const NetSession *s, const char *dir, int port)
         if (r == 0)
                 r = append (&buf, &len, "no_proxy", "localhost,127.0.0.1,::1");
         if (r == 0 && s->ca_pem) {
-                r = write_file (ca_path, s->ca_pem, strlen (s->ca_pem));
+                r = write_file (ca_path, s->ca_pem, strlen (s->ca_pem), 0644);
                 /* Node.js keeps its own CA list; everything else reads the system bundle. */
                 if (r == 0)
                         r = append (&buf, &len, "NODE_EXTRA_CA_CERTS", ca_path);
@@ -219,7 +219,7 @@ netsession_write_env (const NetSession *s, const char *dir, int port)
         for (size_t i = 0; i < s->n_env && r == 0; i++)
                 r = append (&buf, &len, s->names[i], s->values[i]);
         if (r == 0)
-                r = write_file (env_path, buf, len);
+                r = write_file (env_path, buf, len, NETSESSION_ENV_MODE);
         free (buf);
         return r;
 }
@@ -283,7 +283,7 @@ netsession_write_trust (const NetSession *s, const char *bundle)
                 if (out[len - 1] != '\n')
                         out[len++] = '\n';
         }
-        r = write_file (bundle, out, len);
+        r = write_file (bundle, out, len, 0644);
         free (data);
         free (out);
         return r;

@@ -27,8 +27,13 @@ typedef struct {
 int netsession_parse (const cJSON *result, NetSession *s);
 void netsession_clear (NetSession *s);
 
+/* net.env holds the session's proxy token: only its owner (root, which the guest agent runs as)
+ * reads it; commands get its values from the agent, never from the file. */
+#define NETSESSION_ENV_MODE 0600
+
 /* Writes DIR/net.env (KEY=VALUE lines: the proxy variables for port, the placeholders and, with
- * a CA, NODE_EXTRA_CA_CERTS) and DIR/session-ca.pem, each replaced atomically, mode 0644. */
+ * a CA, NODE_EXTRA_CA_CERTS; NETSESSION_ENV_MODE) and DIR/session-ca.pem (0644), each replaced
+ * atomically. */
 int netsession_write_env (const NetSession *s, const char *dir, int port);
 
 /* Rewrites bundle (the system's CA file) as what it had before the marker, plus the session CA

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -410,6 +411,25 @@ test_trust_bundle (Fixture *fx, gconstpointer data)
         fake_host_stop (&without);
 }
 
+/* net.env carries the proxy token: only root (the guest agent) reads it; the session CA is
+ * public. */
+static void
+test_net_env_private (Fixture *fx, gconstpointer data)
+{
+        FakeHost h = { .session = "{\"version\": 1, \"token\": \"" TOKEN "\", \"env\": "
+                                  "{\"API_TOKEN\": \"" PH "\"}, \"ca\": \"" CA1 "\"}" };
+        g_autofree char *env = path (fx, "net.env"), *ca = path (fx, "session-ca.pem");
+        struct stat st;
+
+        g_assert_cmpint (spawn_against (fx, &h), ==, -1);
+        g_assert_cmpint (g_stat (env, &st), ==, 0);
+        g_assert_cmpint (st.st_mode & 07777, ==, 0600);
+        g_assert_cmpint (g_stat (ca, &st), ==, 0);
+        g_assert_cmpint (st.st_mode & 07777, ==, 0644);
+        stop (&fx->netproxy);
+        fake_host_stop (&h);
+}
+
 /* egress.reset after the session: the guest proxy exits (its init starts it again). Before
  * it (a host announcing itself as the guest asks) it means nothing. */
 static void
@@ -521,6 +541,7 @@ main (int argc, char **argv)
         ADD ("/egress-session/lock-and-exit", test_lock_and_exit);
         ADD ("/egress-session/bad-sessions", test_bad_sessions);
         ADD ("/egress-session/trust-bundle", test_trust_bundle);
+        ADD ("/egress-session/net-env-private", test_net_env_private);
         ADD ("/egress-session/reset", test_reset);
         ADD ("/egress-session/credentials", test_credentials);
         ADD ("/egress-session/log-bounded", test_log_bounded);
