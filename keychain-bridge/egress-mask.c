@@ -2,14 +2,20 @@
  *
  * Fixed forms (hex, base64 at three alignments, reversed) are compared as they are. The
  * literal and escaped forms are one matcher: each byte of the secret may be read from one
- * literal byte or one escape, so "%2F", "\/" and "/" all stand for "/", mixed in any way. A
- * 256-entry table of bytes that can start some form keeps the scan cheap where nothing can.
+ * literal byte or one escape, so "%2F", "\/" and "/" all stand for "/", mixed in any way.
+ * Every request body the guest sends goes through a scan, so most bytes must cost next to
+ * nothing: a table of the bytes that can start some form skips eight at a time, and a table of
+ * the pairs of bytes that can start one leaves the matchers only the rare real candidates.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "egress-mask.h"
 
 #include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 /* "&#x" + 6 hex digits + ";": the longest escape of one byte that is read */
 #define MAX_UNIT 10
@@ -32,9 +38,41 @@ typedef struct {
 struct _EgressMask {
         GArray *fixed; /* of Form: compared as they are */
         GArray *escaped; /* of Form: each byte literal or escaped */
-        guint8 starts[256];
+        guint8 starts[256]; /* STARTS_*: what may begin at a byte */
+        /* the same as nibble tables: byte b may start a form only if
+         * lo_nibbles[b & 15] & hi_nibbles[b >> 4] (more pass than start: a prefilter) */
+        guint8 lo_nibbles[16], hi_nibbles[16];
+        guint8 pairs[65536 / 8]; /* bit (a << 8 | b): some form may begin with a, b */
         gsize longest;
 };
+
+static void
+add_pair (EgressMask *mask, guint8 a, guint8 b)
+{
+        guint k = (guint) a << 8 | b;
+
+        mask->pairs[k >> 3] |= (guint8) (1u << (k & 7));
+}
+
+/* A bucket per high nibble (two nibbles share one of the 8): a byte passes the prefilter when
+ * its low nibble was seen with a high nibble of its bucket. */
+static void
+add_start (EgressMask *mask, guint8 b, guint8 flags)
+{
+        guint8 bucket = (guint8) (1u << ((b >> 4) & 7));
+
+        mask->starts[b] |= flags;
+        mask->lo_nibbles[b & 15] |= bucket;
+        mask->hi_nibbles[b >> 4] |= bucket;
+}
+
+static gboolean
+has_pair (const EgressMask *mask, guint8 a, guint8 b)
+{
+        guint k = (guint) a << 8 | b;
+
+        return (mask->pairs[k >> 3] >> (k & 7)) & 1;
+}
 
 static void
 form_clear (gpointer p)
@@ -110,7 +148,8 @@ add_fixed (EgressMask *mask, guint8 *bytes, gsize len, guint id)
                 return;
         }
         g_array_append_val (mask->fixed, f);
-        mask->starts[bytes[0]] |= STARTS_FIXED;
+        add_start (mask, bytes[0], STARTS_FIXED);
+        add_pair (mask, bytes[0], bytes[1]);
         mask->longest = MAX (mask->longest, len);
 }
 
@@ -162,6 +201,50 @@ add_base64 (EgressMask *mask, const guint8 *s, gsize len, guint id, guint k)
         explicit_bzero (enc, strlen (enc));
 }
 
+/* The bytes a reading of c (literal or escaped) can begin with. */
+static guint
+first_bytes (guint8 c, guint8 out[5])
+{
+        guint n = 0;
+
+        out[n++] = c;
+        out[n++] = '%';
+        out[n++] = '\\';
+        out[n++] = '&';
+        if (c == ' ')
+                out[n++] = '+';
+        return n;
+}
+
+/* The pairs an escaped or literal reading of s can begin with. */
+static void
+add_escaped_pairs (EgressMask *mask, const guint8 *s, gsize len)
+{
+        static const char hex[] = "0123456789abcdef0123456789ABCDEF";
+        guint8 next[5];
+        guint n = len > 1 ? first_bytes (s[1], next) : 0;
+
+        for (guint i = 0; i < n; i++) {
+                add_pair (mask, s[0], next[i]);
+                if (s[0] == ' ')
+                        add_pair (mask, '+', next[i]);
+        }
+        for (guint b = 0; len == 1 && b < 256; b++)
+                add_pair (mask, s[0], (guint8) b);
+        add_pair (mask, '%', (guint8) hex[s[0] >> 4]);
+        add_pair (mask, '%', (guint8) hex[16 + (s[0] >> 4)]);
+        add_pair (mask, '\\', 'u');
+        add_pair (mask, '\\', 'x');
+        add_pair (mask, '\\', s[0]);
+        add_pair (mask, '&', '#');
+        if (s[0] == '&' || s[0] == '\'')
+                add_pair (mask, '&', 'a');
+        if (s[0] == '<' || s[0] == '>')
+                add_pair (mask, '&', s[0] == '<' ? 'l' : 'g');
+        if (s[0] == '"')
+                add_pair (mask, '&', 'q');
+}
+
 void
 egress_mask_add_secret (EgressMask *mask, const char *secret, guint id)
 {
@@ -171,12 +254,13 @@ egress_mask_add_secret (EgressMask *mask, const char *secret, guint id)
 
         g_return_if_fail (len > 0);
         g_array_append_val (mask->escaped, f);
-        mask->starts[s[0]] |= STARTS_ESCAPED;
+        add_start (mask, s[0], STARTS_ESCAPED);
         if (s[0] == ' ')
-                mask->starts['+'] |= STARTS_ESCAPED;
-        mask->starts['%'] |= STARTS_ESCAPED;
-        mask->starts['\\'] |= STARTS_ESCAPED;
-        mask->starts['&'] |= STARTS_ESCAPED;
+                add_start (mask, '+', STARTS_ESCAPED);
+        add_start (mask, '%', STARTS_ESCAPED);
+        add_start (mask, '\\', STARTS_ESCAPED);
+        add_start (mask, '&', STARTS_ESCAPED);
+        add_escaped_pairs (mask, s, len);
         mask->longest = MAX (mask->longest, MAX_UNIT * len);
         add_hex (mask, s, len, id, FALSE);
         add_hex (mask, s, len, id, TRUE);
@@ -363,6 +447,59 @@ match_at (const EgressMask *mask, const guint8 *buf, gsize len, gsize p, guint *
         return best;
 }
 
+/* The first position from p on where a form may start, or a little before it; len if none. */
+static gsize
+skip_scalar (const EgressMask *mask, const guint8 *buf, gsize p, gsize len)
+{
+        const guint8 *s = mask->starts;
+
+        for (; p + 8 <= len; p += 8) {
+                const guint8 *b = buf + p;
+
+                if (s[b[0]] | s[b[1]] | s[b[2]] | s[b[3]] | s[b[4]] | s[b[5]] | s[b[6]] | s[b[7]])
+                        return p;
+        }
+        return p;
+}
+
+#if defined(__x86_64__)
+/* Sixteen bytes at a time through the nibble tables (two byte shuffles). */
+__attribute__ ((target ("ssse3"))) static gsize
+skip_ssse3 (const EgressMask *mask, const guint8 *buf, gsize p, gsize len)
+{
+        const __m128i lo_table = _mm_loadu_si128 ((const __m128i *) mask->lo_nibbles);
+        const __m128i hi_table = _mm_loadu_si128 ((const __m128i *) mask->hi_nibbles);
+        const __m128i low4 = _mm_set1_epi8 (0x0f);
+
+        for (; p + 16 <= len; p += 16) {
+                __m128i v = _mm_loadu_si128 ((const __m128i *) (buf + p));
+                __m128i lo = _mm_shuffle_epi8 (lo_table, _mm_and_si128 (v, low4));
+                __m128i hi =
+                        _mm_shuffle_epi8 (hi_table, _mm_and_si128 (_mm_srli_epi16 (v, 4), low4));
+                int none = _mm_movemask_epi8 (
+                        _mm_cmpeq_epi8 (_mm_and_si128 (lo, hi), _mm_setzero_si128 ()));
+
+                if (none != 0xffff)
+                        return p + (gsize) __builtin_ctz ((unsigned) ~none & 0xffff);
+        }
+        return p;
+}
+#endif
+
+static gsize
+skip (const EgressMask *mask, const guint8 *buf, gsize p, gsize len)
+{
+#if defined(__x86_64__)
+        static int ssse3 = -1;
+
+        if (G_UNLIKELY (ssse3 < 0))
+                ssse3 = __builtin_cpu_supports ("ssse3") ? 1 : 0;
+        if (ssse3)
+                return skip_ssse3 (mask, buf, p, len);
+#endif
+        return skip_scalar (mask, buf, p, len);
+}
+
 gint64
 egress_mask_scan (const EgressMask *mask, guint8 *buf, gsize len, gboolean mask_found)
 {
@@ -370,10 +507,14 @@ egress_mask_scan (const EgressMask *mask, guint8 *buf, gsize len, gboolean mask_
         gsize p = 0;
 
         while (p < len) {
+                const guint8 *s = mask->starts, *b;
                 gsize n;
                 guint id = 0;
 
-                if (G_LIKELY (!mask->starts[buf[p]])) {
+                if ((p = skip (mask, buf, p, len)) >= len)
+                        break;
+                b = buf + p;
+                if (!s[b[0]] || (p + 1 < len && !has_pair (mask, b[0], b[1]))) {
                         p++;
                         continue;
                 }
@@ -397,18 +538,22 @@ struct _EgressMaskStream {
         EgressMask *mask;
         gboolean mask_found;
         guint8 *buf;
-        gsize cap, len, passed; /* passed: handed out by the last feed, dropped by the next */
+        gsize cap, len;
+        gsize passed; /* masking: handed out by the last feed, dropped by the next */
 };
 
 EgressMaskStream *
 egress_mask_stream_new (EgressMask *mask, gboolean mask_found, gsize max_feed)
 {
         EgressMaskStream *s = g_new0 (EgressMaskStream, 1);
+        gsize window = egress_mask_get_window (mask);
 
         s->mask = egress_mask_ref (mask);
         s->mask_found = mask_found;
-        s->cap = egress_mask_get_window (mask) + max_feed;
-        s->buf = g_malloc (s->cap);
+        /* masking keeps the window and takes a feed; reporting keeps the window only (its tail),
+         * and looks across the seam with the start of the next feed */
+        s->cap = mask_found ? window + max_feed : 2 * window;
+        s->buf = g_malloc (MAX (s->cap, 1));
         return s;
 }
 
@@ -417,10 +562,34 @@ egress_mask_stream_free (EgressMaskStream *s)
 {
         if (!s)
                 return;
-        explicit_bzero (s->buf, s->cap);
+        explicit_bzero (s->buf, MAX (s->cap, 1));
         g_free (s->buf);
         egress_mask_unref (s->mask);
         g_free (s);
+}
+
+/* Reporting: data is scanned where it is (no copy) and passed on whole; the seam with what came
+ * before (the last window bytes, kept) is scanned apart. */
+static gint64
+report (EgressMaskStream *s, const guint8 *data, gsize n)
+{
+        gsize window = egress_mask_get_window (s->mask), head = MIN (n, window);
+        gint64 found;
+
+        memcpy (s->buf + s->len, data, head);
+        found = egress_mask_scan (s->mask, s->buf, s->len + head, FALSE);
+        /* only read: nothing is masked when reporting */
+        if (found < 0)
+                found = egress_mask_scan (s->mask, (guint8 *) data, n, FALSE);
+        if (n >= window) {
+                memcpy (s->buf, data + n - window, window);
+                s->len = window;
+        } else {
+                s->len += n;
+                memmove (s->buf, s->buf + s->len - MIN (s->len, window), MIN (s->len, window));
+                s->len = MIN (s->len, window);
+        }
+        return found;
 }
 
 gint64
@@ -434,6 +603,12 @@ egress_mask_stream_feed (EgressMaskStream *s,
         gsize window = egress_mask_get_window (s->mask), keep;
         gint64 found;
 
+        if (!s->mask_found) {
+                found = report (s, data, n);
+                *ret_out = data;
+                *ret_len = found >= 0 ? 0 : n;
+                return found;
+        }
         if (s->passed > 0) {
                 memmove (s->buf, s->buf + s->passed, s->len - s->passed);
                 s->len -= s->passed;
@@ -442,10 +617,10 @@ egress_mask_stream_feed (EgressMaskStream *s,
         g_return_val_if_fail (n <= s->cap - s->len, -1);
         memcpy (s->buf + s->len, data, n);
         s->len += n;
-        found = egress_mask_scan (s->mask, s->buf, s->len, s->mask_found);
+        found = egress_mask_scan (s->mask, s->buf, s->len, TRUE);
         keep = last ? 0 : MIN (s->len, window);
         *ret_out = s->buf;
-        *ret_len = found >= 0 && !s->mask_found ? 0 : s->len - keep;
+        *ret_len = s->len - keep;
         s->passed = *ret_len;
         return found;
 }

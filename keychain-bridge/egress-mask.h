@@ -58,8 +58,11 @@ void egress_mask_stream_free (EgressMaskStream *stream);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (EgressMaskStream, egress_mask_stream_free)
 
 /* Adds n (<= max_feed) bytes; last: nothing follows. *ret_out / *ret_len: the bytes that may go
- * on now (valid until the next call). Returns the id of a secret found in them (reporting
- * streams keep nothing back then and say it at once), or -1. */
+ * on now (valid until the next call). Returns the id of a secret found, or -1. A masking stream
+ * keeps the last window bytes back until it knows what follows them. A reporting stream
+ * (mask_found FALSE) scans the bytes where they are and passes them all on, unless a form was
+ * found (then none): a form split between two feeds is found in the second, its first part
+ * having gone on already. */
 gint64 egress_mask_stream_feed (EgressMaskStream *stream,
                                 const void *data,
                                 gsize n,

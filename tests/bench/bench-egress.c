@@ -4,8 +4,9 @@
  * 64 MiB download and 64 MiB upload through each proxy (one request per connection, median of
  * five), and the latency a proxy adds to a small request (median of 200, minus the same request
  * sent straight to the origin). Squid is started here on a loopback port with a temporary
- * configuration (no cache, no logs); without /usr/sbin/squid the benchmark is skipped. The last
- * line is the ratio.
+ * configuration (no cache, no logs); without /usr/sbin/squid the benchmark is skipped. As in a
+ * VM's session a secret is bound (to another host), so every upload through the egress proxy is
+ * checked for its value. The last line is the ratio.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -237,6 +238,10 @@ main (void)
         g_autofree char *b64 =
                 g_base64_encode ((const guchar *) "corral:" TOKEN, strlen ("corral:" TOKEN));
         g_autofree char *auth = g_strdup_printf ("Proxy-Authorization: Basic %s\r\n", b64);
+        const char *hosts[] = { "api.example.com", NULL };
+        g_autoptr (CorralSecretInfo) info =
+                corral_secret_info_new ("BENCH_TOKEN", hosts, "authorization", "Bearer {}", NULL);
+        g_autoptr (CorralEgressCredentials) creds = corral_egress_credentials_new ();
         Path paths[4] = {
                 { "corral egress proxy" }, { "squid" }, { "direct" }, { "guest proxy+channel" }
         };
@@ -251,6 +256,10 @@ main (void)
         g_assert_true (corral_egress_policy_add_rule (policy, TRUE, rule, NULL));
         proxy = corral_egress_proxy_new (policy);
         g_assert_true (corral_egress_proxy_set_audit_path (proxy, audit, NULL));
+        /* As in a VM's session, where every keychain secret is bound: what the guest sends is
+         * checked for each one's value (SECURITY.md K9), here on every upload. */
+        g_free (corral_egress_credentials_add (creds, info, "bench-secret-7f3a9c21e0d84b56a1c2"));
+        g_assert_true (corral_egress_proxy_set_credentials (proxy, creds, &error));
         g_assert_true (corral_egress_proxy_listen (proxy, any, &bound, &error));
         paths[0].port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
         squid = start_squid (dir, &paths[1].port);
