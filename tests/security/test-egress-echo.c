@@ -8,6 +8,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include "egress-mask.h"
 #include "egress-proxy.h"
 #include "egress-test.h"
 
@@ -458,11 +459,64 @@ test_header_ends_session (Fx *fx, gconstpointer data)
         assert_ended (fx, out, "API_TOKEN");
 }
 
+/* The mask on its own: forms mixed within one occurrence, and occurrences split between two
+ * reads, found by both kinds of stream. */
+static void
+test_mask_streams (void)
+{
+        const char *secret = "s3cr/t+k&y";
+        const char *mixed[] = { "s3cr%2Ft%2Bk%26y", "s3cr\\/t+k&amp;y", "%73\\u0033cr/t%2bk&#38;y",
+                                "s3cr&#x2f;t&#43;k\\x26y" };
+        g_autoptr (EgressMask) mask = egress_mask_new ();
+        const char *text = "head:s3cr/t+k&y:tail";
+        const guint8 *out;
+        gsize n, total = 0;
+        char got[64] = { 0 };
+
+        egress_mask_add_secret (mask, secret, 7);
+        for (gsize i = 0; i < G_N_ELEMENTS (mixed); i++) {
+                g_autofree char *buf = g_strdup_printf ("<%s>", mixed[i]);
+
+                g_assert_cmpint (egress_mask_scan (mask, (guint8 *) buf, strlen (buf), TRUE), ==,
+                                 7);
+                g_assert_cmpint (strspn (buf + 1, "*"), ==, strlen (mixed[i]));
+        }
+        /* a piece of it is not it */
+        {
+                char piece[] = "s3cr/t+k&";
+
+                g_assert_cmpint (egress_mask_scan (mask, (guint8 *) piece, 9, FALSE), ==, -1);
+        }
+        /* split at every place: masked whole, reported */
+        for (gsize cut = 1; cut < strlen (text); cut++) {
+                g_autoptr (EgressMaskStream) m = egress_mask_stream_new (mask, TRUE, 64);
+                g_autoptr (EgressMaskStream) r = egress_mask_stream_new (mask, FALSE, 64);
+                gint64 found;
+
+                total = 0;
+                egress_mask_stream_feed (m, text, cut, FALSE, &out, &n);
+                memcpy (got + total, out, n);
+                total += n;
+                egress_mask_stream_feed (m, text + cut, strlen (text) - cut, TRUE, &out, &n);
+                memcpy (got + total, out, n);
+                total += n;
+                g_assert_cmpuint (total, ==, strlen (text));
+                g_assert_cmpint (memcmp (got, "head:**********:tail", total), ==, 0);
+                found = egress_mask_stream_feed (r, text, cut, FALSE, &out, &n);
+                if (found < 0)
+                        found = egress_mask_stream_feed (r, text + cut, strlen (text) - cut, TRUE,
+                                                         &out, &n);
+                g_assert_cmpint (found, ==, 7);
+                g_assert_cmpuint (n, ==, 0);
+        }
+}
+
 int
 main (int argc, char **argv)
 {
         g_test_init (&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add (path, Fx, NULL, fx_setup, fn, fx_teardown)
+        g_test_add_func ("/egress-echo/mask-streams", test_mask_streams);
         ADD ("/egress-echo/base64", test_base64);
         ADD ("/egress-echo/hex", test_hex);
         ADD ("/egress-echo/reversed", test_reversed);
