@@ -6,6 +6,7 @@
 
 #include <glib/gi18n.h>
 
+#include "corral-paths.h"
 #include "corral-resources.h"
 #include "corral-window.h"
 
@@ -56,15 +57,15 @@ void
 corral_application_init_environment (void)
 {
         const char *env = g_getenv ("GSETTINGS_SCHEMA_DIR");
+        /* Uninstalled: the schema compiled in the build tree; installed into a prefix outside
+         * the data folders (/opt/corral): the one in that prefix. Before the person's own. */
+        const char *own = corral_paths_schema_dir ();
+        g_autofree char *compiled = g_build_filename (own, "gschemas.compiled", NULL);
         g_autofree char *dirs = NULL;
 
-        /* Uninstalled: the schema compiled next to the build tree, before the person's own. */
-        if (schema_installed (CORRAL_APP_ID) ||
-            !g_file_test (CORRAL_BUILD_SCHEMA_DIR "/gschemas.compiled", G_FILE_TEST_EXISTS))
+        if (schema_installed (CORRAL_APP_ID) || !g_file_test (compiled, G_FILE_TEST_EXISTS))
                 return;
-        dirs = env && *env
-                       ? g_strjoin (G_SEARCHPATH_SEPARATOR_S, CORRAL_BUILD_SCHEMA_DIR, env, NULL)
-                       : g_strdup (CORRAL_BUILD_SCHEMA_DIR);
+        dirs = env && *env ? g_strjoin (G_SEARCHPATH_SEPARATOR_S, own, env, NULL) : g_strdup (own);
         g_setenv ("GSETTINGS_SCHEMA_DIR", dirs, TRUE);
 }
 
