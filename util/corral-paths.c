@@ -23,8 +23,8 @@ static const struct {
         { CORRAL_HELPER_CHANBRIDGE, "CORRAL_CHANBRIDGE_PATH", "vmm/corral-chanbridge" },
 };
 
-/* The build tree's root with symlinks resolved (the kernel resolves /proc/self/exe too), or
- * NULL when it is gone (an installed Corral whose build tree was removed). */
+/* The build tree's root with symlinks resolved (the kernel resolves /proc/self/exe too); when
+ * it is gone (an installed Corral whose build tree was removed), a path no program lies under. */
 static const char *
 build_root (void)
 {
