@@ -612,9 +612,12 @@ usage (FILE *out)
                     "“corralctl --version” for the version.\n\n"
                     "Exit status: the command's; 128+N if signal N killed it; 124 if --timeout\n"
                     "killed it; 125 if corralctl itself failed.\n\n"
+                    "Ctrl+C reaches the command; a second one kills it and exits with 130.\n"
+                    "SIGTERM and SIGHUP reach it too; 5 s later it is killed if still there.\n\n"
                     "Environment:\n"
-                    "  CORRAL_LIBVIRT_URI  the libvirt to run VMs on (default: qemu:///session,\n"
-                    "                      or an embedded one for root); a remote URI such as\n"
+                    "  CORRAL_LIBVIRT_URI  the libvirt to run VMs on (default: qemu:///session;\n"
+                    "                      for root qemu:///system when libvirtd runs, else an\n"
+                    "                      embedded one); a remote URI such as\n"
                     "                      qemu+ssh://HOST/system runs them on HOST\n"
                     "  CORRAL_ACCEL        kvm or tcg, instead of what the host offers\n"));
 }
