@@ -613,7 +613,10 @@ _egress_head_failed (EgressConn *conn, GError *error)
             error->domain != CORRAL_EGRESS_ERROR) {
                 set_reason (conn, error->message);
                 g_mutex_lock (&conn->proxy->lock);
+                /* inside a tunnel the CONNECT's allow rule was there: the request never was */
+                g_free (conn->rule);
                 conn->rule = g_strdup ("incomplete-request");
+                conn->allowed = FALSE;
                 g_mutex_unlock (&conn->proxy->lock);
                 return;
         }

@@ -3,9 +3,12 @@
 # the keychain, a policy (corralctl net), and curl, Python, git, Node.js and pip inside the VM
 # reaching loopback servers on the host through the in-VM proxy and corral-egressd. The canary
 # (the secret's value) must reach the bound host's server and nothing else: not the guest's
-# files, environments or command lines, not the host's logs.
+# files, environments or command lines, not the host's logs; not even when the bound host
+# reflects it back encoded (base64, hex, reversed, JSON, a Location, chunks, gzip, ranges), nor
+# through a redirect to another port. A guest that sends the real value turns its network off.
 #
-# Runs in a private D-Bus session with its own unlocked gnome-keyring (it re-executes itself).
+# Runs with a session bus of its own where a desktop has it ($XDG_RUNTIME_DIR/bus) and an
+# unlocked gnome-keyring on it (it re-executes itself).
 # Environment (set by meson): CORRAL_BUILD_DIR, CORRAL_SOURCE_DIR.
 # Exit: 0 pass, 1 fail, 77 skip (no QEMU/libvirt here, unless CORRAL_REQUIRE_VM=1).
 set -uo pipefail
@@ -40,7 +43,17 @@ if [ -z "${CORRAL_KEYCHAIN_TEST_DIR:-}" ]; then
 	export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$HOME/.cache}
 	export XDG_DATA_HOME=$CORRAL_KEYCHAIN_TEST_DIR/data XDG_RUNTIME_DIR=$CORRAL_KEYCHAIN_TEST_DIR/run
 	mkdir -p -m 0700 "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR"
-	exec dbus-run-session -- sh -c 'echo -n corral-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null || exit 1; "$0" "$@"; rc=$?; rm -rf "$CORRAL_KEYCHAIN_TEST_DIR"; exit $rc' "$0" "$@"
+	export DBUS_SESSION_BUS_ADDRESS=unix:path=$XDG_RUNTIME_DIR/bus
+	dbus-daemon --session --nofork --address="$DBUS_SESSION_BUS_ADDRESS" &
+	bus=$!
+	for _ in $(seq 50); do [ -S "$XDG_RUNTIME_DIR/bus" ] && break; sleep 0.1; done
+	sleep 0.2
+	echo -n corral-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+	"$0" "$@"
+	rc=$?
+	kill "$bus"
+	rm -rf "$CORRAL_KEYCHAIN_TEST_DIR"
+	exit $rc
 fi
 
 CANARY=corral-canary-vm-4e1b9d07c2
@@ -96,16 +109,18 @@ for _ in $(seq 100); do [ -e "$DATA/ports" ] && break; sleep 0.1; done
 HTTPS=$(awk '$1 == "https" { print $2 }' "$DATA/ports")
 HTTP=$(awk '$1 == "http" { print $2 }' "$DATA/ports")
 DENIED=$(awk '$1 == "denied" { print $2 }' "$DATA/ports")
+OTHER=$(awk '$1 == "other" { print $2 }' "$DATA/ports")
 
 # --- the person's side: a secret, a VM, a policy ----------------------------------------------
 
-printf '%s' "$CANARY" | "$CTL" secret set GITHUB_TOKEN --host host.corral.internal >"$DATA/ctl.out" 2>&1 ||
+# Bound to one port of the name (a binding without a port means 443).
+printf '%s' "$CANARY" | "$CTL" secret set GITHUB_TOKEN --host "host.corral.internal:$HTTPS" >"$DATA/ctl.out" 2>&1 ||
 	fail "corralctl secret set: $(cat "$DATA/ctl.out")"
 log "creating a standard VM"
 "$CTL" vm create etest --image standard >>"$DATA/ctl.out" 2>&1 ||
 	skip "cannot create a VM here: $(tail -3 "$DATA/ctl.out")"
 # The host's loopback is host.corral.internal from inside the VM (its own localhost is its own).
-for rule in "host.corral.internal:$HTTPS" "host.corral.internal:$HTTP"; do
+for rule in "host.corral.internal:$HTTPS" "host.corral.internal:$HTTP" "host.corral.internal:$OTHER"; do
 	"$CTL" net allow etest "$rule" >>"$DATA/ctl.out" 2>&1 || fail "corralctl net allow $rule"
 done
 
@@ -123,6 +138,12 @@ out=$(run 'ls /sys/class/net') || fail "cannot list network interfaces"
 [ "$out" = lo ] || fail "the VM has network interfaces besides lo: $out"
 out=$(run 'echo "$GITHUB_TOKEN"')
 case $out in corral-ph-*) ;; *) fail "GITHUB_TOKEN in the guest is '$out', not a placeholder" ;; esac
+# net.env holds the proxy token: root's only (the agent reads it and gives commands its values)
+out=$(run 'stat -c %a:%U /run/corral/net.env') || fail "cannot stat net.env"
+[ "$out" = 600:root ] || fail "net.env is $out, not 600:root"
+run 'cat /run/corral/net.env' >/dev/null 2>&1 && fail "a command can read net.env"
+out=$(run 'echo "$HTTPS_PROXY"')
+case $out in http://corral:*@127.0.0.1:*) ;; *) fail "commands lost the proxy variables: '$out'" ;; esac
 
 log "curl through the proxy, credential injected for the bound host"
 out=$(run "curl -sS --fail https://host.corral.internal:$HTTPS/hello -H \"Authorization: Bearer \$GITHUB_TOKEN\"") ||
@@ -150,6 +171,66 @@ http.request({host: u.hostname, port: u.port, method: \"CONNECT\", path: \"host.
     s.on(\"error\", e => { console.log(\"error \" + e.message); process.exit(1); });
   }).end();'") || fail "node could not connect: $out"
 [ "$out" = trusted ] || fail "node said '$out'"
+
+log "a bound host that reflects the secret back encoded"
+# Decodes what came back (independently of the proxy) and fails if the canary is in it.
+cat >"$DATA/check-echo.py" <<'PY'
+import base64, binascii, json, re, sys, urllib.parse
+form, canary = sys.argv[1], sys.argv[2].encode()
+out = sys.stdin.buffer.read()
+head, _, body = out.partition(b"\r\n\r\n")
+if form in ("gzip", "partial"):
+    ok = out.startswith(b"HTTP/1.1 502") and b"X-Corral-Blocked: response-unmaskable" in head
+    sys.exit(0 if ok and canary not in out else f"{form}: not refused: {out[:300]!r}")
+if not (out.startswith(b"HTTP/1.1 200") or out.startswith(b"HTTP/1.1 302")) or b"****" not in out:
+    sys.exit(f"{form}: no masked reply: {out[:300]!r}")
+texts = [out]
+if form.startswith("base64"):
+    t = body.strip().replace(b"*", b"A").replace(b"-", b"+").replace(b"_", b"/")
+    texts.append(base64.b64decode(t + b"=" * (-len(t) % 4)))
+elif form == "hex":
+    texts.append(binascii.unhexlify(re.sub(rb"[^0-9a-fA-F]", b"0", body.strip())))
+elif form == "reversed":
+    texts.append(body[::-1])
+elif form == "json":
+    texts.append(json.loads(body)["headers"].encode())
+elif form == "location":
+    texts.append(urllib.parse.unquote_to_bytes(head))
+for t in texts:
+    if canary in t:
+        sys.exit(f"{form}: the secret came back")
+PY
+check_echo() { python3 "$DATA/check-echo.py" "$1" "$CANARY"; }
+for form in base64 base64url base64\&pad=1 base64\&pad=2 hex reversed json location chunked gzip partial; do
+	out=$(run "curl -si --suppress-connect-headers --compressed 'https://host.corral.internal:$HTTPS/reflect?form=$form' -H \"Authorization: Bearer \$GITHUB_TOKEN\"") ||
+		fail "curl /reflect?form=$form failed: $out"
+	check_echo "${form%%&*}" <<<"$out" || fail "the reflected secret leaked ($form)"
+done
+# No Range reaches the origin with a secret (a byte at a time gave it away).
+out=$(run "curl -si --suppress-connect-headers -r 30-31 'https://host.corral.internal:$HTTPS/reflect?form=range' -H \"Authorization: Bearer \$GITHUB_TOKEN\"")
+check_echo range <<<"$out" || fail "a range request with the secret was not made whole"
+grep 'form=range' "$DATA/origin.jsonl" | grep -q '"Range"' && fail "a Range header reached the origin with the secret"
+
+log "a redirect to another port of the bound name gets no secret"
+# That port is not intercepted: the guest must trust the origin's own (test) CA there.
+run "cat >/tmp/origin-ca.pem <<'EOF'
+$(cat "$DATA/certs/ca.pem")
+EOF" || fail "cannot copy the test CA into the VM"
+out=$(run "python3 -c '
+import os, ssl, urllib.request
+ctx = ssl.create_default_context()
+ctx.load_verify_locations(\"/tmp/origin-ca.pem\")
+r = urllib.request.Request(\"https://host.corral.internal:$HTTPS/reflect?form=location\")
+r.add_header(\"Authorization\", \"Bearer \" + os.environ[\"GITHUB_TOKEN\"])
+class Go(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, hdrs, newurl):
+        return super().redirect_request(req, fp, code, msg, hdrs, \"https://host.corral.internal:$OTHER/hello\")
+print(urllib.request.build_opener(Go, urllib.request.HTTPSHandler(context=ctx)).open(r).read().decode().strip())'") ||
+	fail "urllib did not follow: $out"
+[ "$out" = "hello from other" ] || fail "urllib got '$out'"
+grep '"server": "other"' "$DATA/origin.jsonl" | grep -q "Bearer corral-ph-" ||
+	fail "the other port did not get the placeholder"
+grep '"server": "other"' "$DATA/origin.jsonl" | grep -q "$CANARY" && fail "the other port got the secret"
 
 log "pip download from a plain-HTTP index"
 out=$(run "cd /tmp && pip download --no-deps --index-url http://host.corral.internal:$HTTP/simple/ --trusted-host host.corral.internal -d dl corral-demo 2>&1 && ls dl") ||
@@ -185,17 +266,25 @@ out=$(run "grep -rIl '$PATTERN' /etc /run /tmp /home /root /var /usr/local /work
 out=$(run env) || fail "env failed"
 grep -q "$CANARY" <<<"$out" && fail "the canary is in the guest's environment"
 
-log "the network proxy restarts with a new session"
-old=$(run "cat /run/corral/net.env")
+log "the network proxy restarts with a new session, from a terminal whose D-Bus session ends"
+old=$(run 'echo "$HTTPS_PROXY"')
 pkill -f "corral-egressd --connect $VM_DIR" || fail "no corral-egressd for the VM"
 sleep 0.5
+# That terminal's bus has no keychain and is gone right after: the daemon finds the person's
+# keychain on their own bus, and lives on.
+dbus-run-session -- "$CTL" exec etest -- true >>"$DATA/ctl.out" 2>&1 || fail "corralctl exec in a terminal session"
+sleep 1
+pgrep -f "corral-egressd --connect $VM_DIR" >/dev/null || fail "the daemon died with the terminal's D-Bus session"
 for _ in $(seq 100); do
-	new=$(run "cat /run/corral/net.env" 2>/dev/null) && [ "$new" != "$old" ] && break
+	new=$(run 'echo "$HTTPS_PROXY"' 2>/dev/null) && [ "$new" != "$old" ] && break
 	sleep 0.2
 done
 [ "$new" != "$old" ] || fail "the guest never got a new session"
+before=$(grep -c "Bearer $CANARY" "$DATA/origin.jsonl")
 out=$(run "curl -sS --fail https://host.corral.internal:$HTTPS/hello -H \"Authorization: Bearer \$GITHUB_TOKEN\"") ||
 	fail "curl after the restart failed: $out"
+[ "$(grep -c "Bearer $CANARY" "$DATA/origin.jsonl")" -gt "$before" ] ||
+	fail "after the restart the secret was not injected"
 
 log "the canary is nowhere on the host but at the bound host's server"
 for f in "$VM_DIR"/egress.jsonl "$VM_DIR"/egressd.log "$VM_DIR"/console.log "$DATA/ctl.out"; do
@@ -211,4 +300,15 @@ for line in open(sys.argv[1]):
     if sys.argv[2] in line and r["server"] != "https":
         sys.exit(1)
 PY
+
+# Last: it puts the real value into the guest.
+log "a guest that sends the real value turns its network off, and the person is told why"
+out=$(run "curl -s -o /dev/null -w '%{http_code}' https://host.corral.internal:$HTTPS/hello -H 'X-Note: $CANARY'") || true
+[ "$out" = 403 ] || fail "the real value from the guest was not refused (status $out)"
+out=$(run "curl -sS -D - -o /dev/null http://host.corral.internal:$HTTP/hello") || true
+grep -qi 'X-Corral-Blocked: session-ended' <<<"$out" || fail "the network stayed on: $out"
+grep -q 'GITHUB_TOKEN' "$VM_DIR/network-off.txt" 2>/dev/null || fail "network-off.txt does not say why"
+grep -q "$CANARY" "$VM_DIR/network-off.txt" "$VM_DIR/egressd.log" "$VM_DIR/egress.jsonl" &&
+	fail "the canary is in the host's logs"
+grep -q '"rule": *"secret-from-guest"' "$VM_DIR/egress.jsonl" || fail "the audit log does not say it"
 log "PASS"
