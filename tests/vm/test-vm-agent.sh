@@ -168,4 +168,25 @@ elif [ "${CORRAL_REQUIRE_NPM:-}" = 1 ]; then
 else
 	log "no MCP SDK (tools/setup-npm): the MCP part is skipped"
 fi
+
+# corralctl like ssh and systemd-run (test-corralctl covers Ctrl+C on a terminal).
+log "while an exec runs, other commands still reach libvirt (exec holds none)"
+"$CTL" exec agtest -- sleep 6 >/dev/null 2>&1 &
+bg=$!
+sleep 2
+"$CTL" vm ls >"$DATA/ls.out" 2>&1 || fail "vm ls failed while an exec ran: $(cat "$DATA/ls.out")"
+grep -q '^agtest ' "$DATA/ls.out" || fail "vm ls did not list the VM while an exec ran"
+wait "$bg" || fail "the exec that ran meanwhile failed"
+log "timeout stops a command that ignores SIGTERM: forwarded, then killed after the grace"
+start=$SECONDS
+timeout 2 "$CTL" exec agtest -- sh -c "trap '' TERM; sleep 30"
+rc=$?
+took=$((SECONDS - start))
+[ "$rc" = 124 ] || fail "timeout 2 corralctl exec returned $rc, not 124"
+[ "$took" -le 10 ] || fail "corralctl took ${took} s to stop after SIGTERM (grace 5 s)"
+# Shell built-ins only: whatever applets the image has.
+out=$("$CTL" exec agtest -- sh -c 'for c in /proc/[0-9]*/comm; do
+	read -r n <"$c" 2>/dev/null && [ "$n" = sleep ] && echo sleeping; done; true') ||
+	fail "cannot list the guest's processes"
+[ -z "$out" ] || fail "the command's process group outlived corralctl"
 log "PASS"
