@@ -223,11 +223,12 @@ person_start (void)
         g_autoptr (GTlsCertificate) cert = NULL;
         g_autofree char *run = NULL, *data = NULL, *sock = NULL, *addr = NULL, *pem = NULL;
         g_autofree char *key = NULL, *host = NULL;
+        g_autofree char *dbus = g_find_program_in_path ("dbus-daemon");
+        g_autofree char *keyring = g_find_program_in_path ("gnome-keyring-daemon");
 
         if (person.dir)
                 return TRUE;
-        if (!g_find_program_in_path ("dbus-daemon") ||
-            !g_find_program_in_path ("gnome-keyring-daemon")) {
+        if (!dbus || !keyring) {
                 g_test_skip ("dbus-daemon or gnome-keyring-daemon missing");
                 return FALSE;
         }
