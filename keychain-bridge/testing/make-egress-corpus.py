@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of fuzz-proxy-request, fuzz-policy and fuzz-client-hello
-(tests/fuzz/corpus/<name>/). Run from anywhere after a format change; seeds are reviewed in git.
+"""Writes the seed corpora of fuzz-proxy-request, fuzz-policy, fuzz-client-hello and
+fuzz-upstream-reply (tests/fuzz/corpus/<name>/). Run from anywhere after a format change; seeds are reviewed in git.
 The ClientHellos are real ones, made by Python's ssl module into a memory BIO."""
+import base64
 import json
 import os
 import ssl
 import struct
+import urllib.parse
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fuzz",
                     "corpus")
@@ -100,4 +102,35 @@ write("client-hello", {
     "truncated": sni[: len(sni) // 2],
     "long-sni": client_hello("a" * 63 + "." + "b" * 63 + ".example.com"),
     "not-tls": b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+})
+
+# fuzz-upstream-reply masks SECRET (tests/fuzz/fuzz-upstream-reply.c) in what an origin sends.
+SECRET = b"s3cr/t+K&y%20"
+echo = b"Authorization: Bearer " + SECRET + b"\r\n"
+
+
+def reply(status, headers, body):
+    head = b"HTTP/1.1 " + status + b"\r\n" + b"".join(h + b"\r\n" for h in headers)
+    return head + b"\r\n" + body
+
+
+def chunked(body, size):
+    out = b""
+    for i in range(0, len(body), size):
+        out += b"%x\r\n" % len(body[i:i + size]) + body[i:i + size] + b"\r\n"
+    return out + b"0\r\nX-Trailer: " + SECRET + b"\r\n\r\n"
+
+
+write("upstream-reply", {
+    "plain": reply(b"200 OK", [b"Content-Length: %d" % len(echo)], echo),
+    "base64": reply(b"200 OK", [], base64.b64encode(b"x" + echo)),
+    "hex": reply(b"200 OK", [], echo.hex().encode()),
+    "json": reply(b"200 OK", [], json.dumps({"h": echo.decode()}).replace("/", "\\/").encode()),
+    "location": reply(b"302 Found", [b"Location: /x?h=" + urllib.parse.quote(echo).encode()], b""),
+    "chunked": reply(b"200 OK", [b"Transfer-Encoding: chunked"], chunked(echo, 3)),
+    "interim": reply(b"103 Early Hints", [b"Link: </s>"], b"") + reply(b"200 OK", [], echo),
+    "gzip": reply(b"200 OK", [b"Content-Encoding: gzip"], b"\x1f\x8b\x08\x00"),
+    "partial": reply(b"206 Partial Content", [b"Content-Range: bytes 0-3/9"], SECRET[:4]),
+    "bad-chunk": reply(b"200 OK", [b"Transfer-Encoding: chunked"], b"zz\r\n" + SECRET),
+    "bad-status": b"HTTP/1.1 2x0 OK\r\n\r\n",
 })
