@@ -133,9 +133,9 @@ explain (EgressConn *conn, const char *rule, const char *detail)
         if (g_str_equal (rule, "secret-from-guest"))
                 return g_strdup_printf (_ ("blocked by sandbox: a program in this VM sent the real "
                                            "value of the credential %s, which only the user's "
-                                           "computer may hold; the VM's network is now off and "
-                                           "the user is told. Tell the user what you were doing; "
-                                           "do not retry"),
+                                           "computer may hold; the VM's network is now off until "
+                                           "the user restarts the VM. Tell the user at once what "
+                                           "you were doing; do not retry"),
                                         detail);
         if (g_str_equal (rule, "session-ended"))
                 return g_strdup (_ ("blocked by sandbox: this VM's network is off because a "
