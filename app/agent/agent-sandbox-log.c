@@ -263,6 +263,16 @@ explain_files (const cJSON *rec)
                                 op, vm_path, rule, message, hint);
 }
 
+/* Refusals that no approval changes: what the credential rules and the VM's network session
+ * refused (SECURITY.md K4, K5, K9), or a host that cannot be reached. */
+static gboolean
+credential_rule (const char *rule)
+{
+        return g_str_has_prefix (rule, "credential-") || g_str_has_prefix (rule, "upstream-") ||
+               g_str_equal (rule, "unknown-placeholder") ||
+               g_str_equal (rule, "response-unmaskable");
+}
+
 static char *
 explain_egress (const cJSON *rec)
 {
@@ -270,13 +280,34 @@ explain_egress (const cJSON *rec)
         g_autofree char *port = field (rec, "port");
         g_autofree char *rule = field (rec, "rule");
         g_autofree char *reason = field (rec, "reason");
+        const char *sep = *reason ? ", " : "";
 
+        if (g_str_equal (rule, "secret-from-guest") || g_str_equal (rule, "session-ended"))
+                return g_strdup_printf (
+                        _ ("Blocked by the sandbox: the VM's network is off (rule “%s”%s%s): a "
+                           "program in the VM sent the real value of a credential, which only the "
+                           "person's computer may hold. Tell the person now what you were doing; "
+                           "only they can turn the network on again, by restarting the VM. Do not "
+                           "retry, and do not ask for network approval: it cannot help."),
+                        rule, sep, reason);
+        if (credential_rule (rule))
+                return g_strdup_printf (
+                        _ ("Blocked by the sandbox: a request to %s:%s was refused by the "
+                           "credential rules (rule “%s”%s%s). Network approval does not change "
+                           "this: change the request as the reason says, or tell the person."),
+                        host, port, rule, sep, reason);
+        if (g_str_equal (rule, "resolve-failed") || g_str_equal (rule, "connect-failed"))
+                return g_strdup_printf (
+                        _ ("Blocked by the sandbox: %s:%s could not be reached (rule “%s”%s%s). "
+                           "Check the name and port, or try again later; network approval "
+                           "does not change this."),
+                        host, port, rule, sep, reason);
         return g_strdup_printf (
                 _ ("Blocked by the sandbox: a connection to %s:%s was refused by the network "
                    "policy (rule “%s”%s%s). To reach it, call request_approval with action "
                    "“network” and host “%s:%s” and say why; the person can also allow it in "
                    "Settings → Network. Do not try other ways around the proxy."),
-                host, port, rule, *reason ? ", " : "", reason, host, port);
+                host, port, rule, sep, reason, host, port);
 }
 
 const char *

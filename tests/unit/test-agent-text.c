@@ -110,6 +110,34 @@ test_explain (void)
         g_assert_null (agent_sandbox_explain (odd));
         g_assert_nonnull (strstr (e2, "x.io:80"));
         g_assert_nonnull (strstr (e2, "deny:x.io"));
+        g_assert_nonnull (strstr (e2, "request_approval"));
+        /* Refusals no approval changes say so, and never send the agent to ask for one. */
+        {
+                const struct {
+                        const char *rule;
+                        const char *says;
+                } cases[] = {
+                        { "secret-from-guest", "Tell the person now" },
+                        { "session-ended", "restarting the VM" },
+                        { "credential-misplaced", "credential rules" },
+                        { "unknown-placeholder", "credential rules" },
+                        { "response-unmaskable", "credential rules" },
+                        { "upstream-certificate", "credential rules" },
+                        { "resolve-failed", "could not be reached" },
+                };
+                for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+                        g_autofree char *json = g_strdup_printf (
+                                "{\"source\":\"egress\",\"host\":\"x.io\",\"port\":443,"
+                                "\"decision\":\"denied\",\"rule\":\"%s\"}",
+                                cases[i].rule);
+                        g_autoptr (cJSON) rec = cJSON_Parse (json);
+                        g_autofree char *e = agent_sandbox_explain (rec);
+
+                        g_test_message ("%s: %s", cases[i].rule, e);
+                        g_assert_nonnull (strstr (e, cases[i].says));
+                        g_assert_null (strstr (e, "call request_approval"));
+                }
+        }
 }
 
 static void
