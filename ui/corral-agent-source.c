@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
+#include "corral-egress-vm.h"
 #include "corral-secret-store.h"
 #include "corral-task-record.h"
 #include "corral-ui-util.h"
@@ -19,6 +20,7 @@ struct _CorralAgentSource {
         GCancellable *cancellable; /* the running task's, NULL when idle */
         gboolean resumed; /* restore() replays the session's conversation */
         char *restore_notice; /* (nullable) why the earlier conversation is not shown */
+        gboolean network_alerted; /* the VM's network went off and the person was told */
 };
 
 static void chat_source_init (CorralChatSourceInterface *iface);
@@ -73,12 +75,41 @@ on_tool_started (CorralAgentSession *session, CorralAgentToolCard *card, CorralA
         corral_chat_source_emit_tool_started (CORRAL_CHAT_SOURCE (self), tool);
 }
 
+/* Worker thread: the VM's network alert, a small file in its folder. */
+static gpointer
+read_network_alert (gpointer data, GCancellable *cancellable, GError **error)
+{
+        char *alert = corral_egress_vm_dup_alert (data);
+
+        if (!alert)
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no alert");
+        return alert;
+}
+
+static void
+on_network_alert (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralAgentSource) self = user_data;
+        g_autofree char *alert = corral_ui_run_in_thread_finish (res, NULL);
+
+        if (!alert || self->network_alerted)
+                return;
+        /* Where the person reads: the egress daemon ended the VM's network session because a
+         * program in the VM sent a real secret (SECURITY.md K9). Said once. */
+        self->network_alerted = TRUE;
+        corral_chat_source_emit_notice (CORRAL_CHAT_SOURCE (self), alert);
+}
+
 static void
 on_tool_finished (CorralAgentSession *session, CorralAgentToolCard *card, CorralAgentSource *self)
 {
         g_autoptr (CorralChatTool) tool = tool_from_card (card);
+        const char *vm_dir = corral_agent_session_get_vm_dir (session);
 
         corral_chat_source_emit_tool_finished (CORRAL_CHAT_SOURCE (self), tool);
+        if (vm_dir && !self->network_alerted)
+                corral_ui_run_in_thread (read_network_alert, g_strdup (vm_dir), g_free, g_free,
+                                         NULL, on_network_alert, g_object_ref (self));
 }
 
 static void

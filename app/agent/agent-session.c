@@ -164,6 +164,13 @@ corral_agent_session_set_vm (CorralAgentSession *self, const char *name, const c
         self->vm_dir = g_strdup (vm_dir);
 }
 
+const char *
+corral_agent_session_get_vm_dir (CorralAgentSession *self)
+{
+        g_return_val_if_fail (CORRAL_IS_AGENT_SESSION (self), NULL);
+        return self->vm_dir;
+}
+
 static CorralShare *
 share_copy (const CorralShare *s)
 {

@@ -172,6 +172,8 @@ const CorralLlmConversation *corral_agent_session_get_conversation (CorralAgentS
 /* The VM: name and folder (VM_DIR: audit.jsonl, egress.jsonl, egress-policy.json, the file
  * server). Both NULL (the default) means a local agent: no sandbox, and the model is told so. */
 void corral_agent_session_set_vm (CorralAgentSession *self, const char *name, const char *vm_dir);
+/* (nullable) (transfer none) the VM's folder, NULL for a local agent. */
+const char *corral_agent_session_get_vm_dir (CorralAgentSession *self);
 /* (element-type CorralShare) (transfer none): copied. */
 void corral_agent_session_set_shares (CorralAgentSession *self, GPtrArray *shares);
 /* Names of the credentials the VM's commands see as environment variables (never values). */
