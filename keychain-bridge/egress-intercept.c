@@ -558,8 +558,10 @@ serve (Intercept *ic,
 
         if (session_new (ic, &ic->client, GNUTLS_SERVER, leaf, pull_client, push_client) < 0 ||
             handshake (ic->client) < 0) {
-                g_autoptr (GString) unsent = _egress_refusal (
-                        conn, 502, "tls-intercept", "TLS handshake with the client failed");
+                /* Nothing can be sent over a handshake that failed: only the audit record. */
+                g_string_free (_egress_refusal (conn, 502, "tls-intercept",
+                                                "TLS handshake with the client failed"),
+                               TRUE);
                 return;
         }
         conn->send_refusal = send_tls_refusal;
@@ -613,9 +615,10 @@ _egress_intercept (EgressConn *conn,
         if (ca)
                 leaf = egress_ca_leaf (ca, conn->host, &error);
         if (!leaf || !up) {
-                g_autoptr (GString) unsent =
+                g_string_free (
                         _egress_refusal (conn, 502, "tls-intercept",
-                                         error ? error->message : "interception is not set up");
+                                         error ? error->message : "interception is not set up"),
+                        TRUE);
                 return;
         }
         serve (&ic, leaf, up, policy, addrs, limits);
