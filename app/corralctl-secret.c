@@ -1,6 +1,6 @@
 /* corralctl-secret.c — secrets from the command line (see the header).
  *
- *   corralctl secret set NAME --host HOST [--host HOST…] [--header NAME] [--format "Bearer {}"]
+ *   corralctl secret set NAME --host HOST[:PORT] [--host …] [--header NAME] [--format "Bearer {}"]
  *   corralctl secret ls
  *   corralctl secret rm NAME
  *
@@ -29,7 +29,9 @@ static char **opt_rest;
 
 static const GOptionEntry set_entries[] = {
         { "host", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_hosts,
-          N_ ("A host the secret may be sent to (repeat for more)"), N_ ("HOST") },
+          N_ ("A host the secret may be sent to, port 443 unless HOST:PORT says another "
+              "(repeat for more)"),
+          N_ ("HOST[:PORT]") },
         { "header", 0, 0, G_OPTION_ARG_STRING, &opt_header,
           N_ ("Header that carries it (default: authorization; “basic” for basic auth)"),
           N_ ("NAME") },
@@ -112,8 +114,9 @@ cmd_set (int argc, char **argv)
         if (!g_option_context_parse (ctx, &argc, &argv, &error))
                 return fail (error);
         if (!opt_rest || !opt_rest[0]) {
-                g_printerr (_ ("usage: corralctl secret set NAME --host HOST [--header NAME] "
-                               "[--format FORMAT]\n"));
+                g_printerr (
+                        _ ("usage: corralctl secret set NAME --host HOST[:PORT] [--header NAME] "
+                           "[--format FORMAT]\n"));
                 return EXIT_CTL;
         }
         if (opt_rest[1]) {
@@ -167,7 +170,7 @@ corralctl_secret_main (int argc, char **argv)
                         return fail (error);
                 return EXIT_SUCCESS;
         }
-        g_printerr (_ ("usage: corralctl secret set NAME --host HOST [--header NAME] "
+        g_printerr (_ ("usage: corralctl secret set NAME --host HOST[:PORT] [--header NAME] "
                        "[--format FORMAT]\n"
                        "       corralctl secret ls\n"
                        "       corralctl secret rm NAME\n"));

@@ -86,7 +86,12 @@ static gboolean
 services_ready (const char *vm_dir, GPtrArray *shares, GError **error)
 {
         g_autoptr (GError) net_error = NULL;
+        g_autofree char *alert = corral_egress_vm_dup_alert (vm_dir);
 
+        /* The network session ended because a program sent a real secret (SECURITY.md K9):
+         * the person hears it before the next command runs. */
+        if (alert)
+                g_printerr (_ ("corralctl: %s\n"), alert);
         corralctl_share_ensure (vm_dir);
         for (guint i = 0; shares && i < shares->len; i++)
                 if (!corralctl_share_add_spec (vm_dir, shares->pdata[i], error))

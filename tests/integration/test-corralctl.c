@@ -11,6 +11,7 @@
 #include <pty.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -449,6 +450,38 @@ test_vm_without_libvirt (void)
         fake_vm_stop (&vm);
 }
 
+/* A VM whose network session its egress daemon ended (a program sent a real secret): corralctl
+ * says so before it runs the next command there (SECURITY.md K9). */
+static void
+test_vm_network_off_said (void)
+{
+        FakeVm vm = { 0 };
+        g_autofree char *state_env = NULL, *alert = NULL, *lock = NULL;
+        const char *env[] = { NULL, "CORRAL_LIBVIRT_URI=corral-test-none:///nowhere", NULL };
+        int lock_fd;
+        Ctl exec;
+
+        fake_vm_start (&vm, "direct");
+        /* The daemon that wrote it still runs: it holds its lock. */
+        lock = g_build_filename (vm.vm_dir, "egressd.lock", NULL);
+        lock_fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        g_assert_cmpint (flock (lock_fd, LOCK_EX), ==, 0);
+        alert = g_build_filename (vm.vm_dir, "network-off.txt", NULL);
+        g_assert_true (g_file_set_contents (
+                alert, "The VM's network is off: a program in it sent the real value of github.",
+                -1, NULL));
+        env[0] = state_env = g_strconcat ("XDG_STATE_HOME=", vm.state, NULL);
+        ctl_env = env;
+        exec = run_ctl (NULL, NULL, "exec", "direct", "--", "true", NULL);
+        ctl_env = NULL;
+        g_assert_cmpint (exec.status, ==, 0);
+        g_assert_nonnull (strstr (exec.err, "network is off"));
+        g_assert_nonnull (strstr (exec.err, "github"));
+        ctl_clear (&exec);
+        close (lock_fd);
+        fake_vm_stop (&vm);
+}
+
 /* As root without a running libvirt daemon, Corral embeds libvirt, which one process at a time
  * can use: the others are told which process that is. */
 static void
@@ -540,6 +573,7 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/stop/sigterm-forwarded", test_sigterm_forwarded);
         g_test_add_func ("/corralctl/stop/sigterm-grace", test_sigterm_grace);
         g_test_add_func ("/corralctl/vm/without-libvirt", test_vm_without_libvirt);
+        g_test_add_func ("/corralctl/vm/network-off-said", test_vm_network_off_said);
         g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
 
         return g_test_run ();
