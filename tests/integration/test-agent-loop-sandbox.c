@@ -460,6 +460,7 @@ test_approval_delete_replaced (void)
         g_assert_nonnull (strstr (fix_output (fix, 0), "no longer the file the person was asked"));
         g_assert_true (g_file_get_contents (file, &now, NULL, NULL));
         g_assert_cmpstr (now, ==, "the person's draft");
+        g_assert_false (g_file_test (draft, G_FILE_TEST_EXISTS)); /* it was moved there */
         audit = read_file (fsd->audit);
         g_assert_nonnull (strstr (audit, "\"result\":\"refused\""));
 }
