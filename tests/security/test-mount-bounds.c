@@ -267,7 +267,7 @@ static void
 test_keep_quota (void)
 {
         g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW_NODELETE);
-        g_autofree char *audit = NULL, *before = NULL, *after = NULL, *tmp = NULL;
+        g_autofree char *audit = NULL, *after = NULL, *tmp = NULL;
         const guint64 quota = 100 * 1024;
         guint64 bytes;
         guint saved = 0, i;
