@@ -8,6 +8,7 @@
 #include "corralctl-vm.h"
 
 #include "corral-egress-vm.h"
+#include "corral-unix.h"
 #include "corral-image.h"
 #include "corral-process.h"
 #include "corral-shares.h"
@@ -476,29 +477,6 @@ corralctl_vm_main (int argc, char **argv)
 
 /* exec and shell connect through here ------------------------------------------------------ */
 
-/* A non-blocking connect: a channel that has a client already never accepts, and its backlog
- * must not block us. Returns the fd or a negative errno. */
-static int
-unix_connect_nonblock (const char *path)
-{
-        struct sockaddr_un addr = { .sun_family = AF_UNIX };
-        int fd;
-
-        if (strlen (path) >= sizeof addr.sun_path)
-                return -ENAMETOOLONG;
-        strcpy (addr.sun_path, path);
-        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0) {
-                int r = -errno;
-
-                close (fd);
-                return r;
-        }
-        return fd;
-}
-
 static gboolean
 cancel_cb (gpointer user_data)
 {
@@ -529,7 +507,7 @@ connect_direct (const char *name, char **ret_vm_dir)
                 return NULL;
         vm_dir = g_build_filename (sel->state_dir, "vms", name, NULL);
         sock = g_build_filename (vm_dir, "agent.sock", NULL);
-        if ((fd = unix_connect_nonblock (sock)) < 0) {
+        if ((fd = corral_unix_connect_full (sock, 1)) < 0) {
                 g_debug ("no direct way to the agent of VM “%s”: %s", name, g_strerror (-fd));
                 return NULL;
         }

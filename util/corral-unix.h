@@ -1,4 +1,4 @@
-/* corral-unix.h — a blocking connect to a unix socket (plain C, for host and guest code).
+/* corral-unix.h — connecting to a unix socket (plain C, for host and guest code).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -10,9 +10,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* Returns a connected, close-on-exec stream socket, or a negative errno. */
+/* A close-on-exec stream socket connected to path, or a negative errno. nonblock: the socket
+ * (and so the connect) does not block: a channel that has a client already never accepts, and
+ * a full backlog answers EAGAIN instead of stalling the caller. */
 static inline int
-corral_unix_connect (const char *path)
+corral_unix_connect_full (const char *path, int nonblock)
 {
         struct sockaddr_un sun = { .sun_family = AF_UNIX };
         int fd;
@@ -20,7 +22,7 @@ corral_unix_connect (const char *path)
         if (strlen (path) >= sizeof sun.sun_path)
                 return -ENAMETOOLONG;
         memcpy (sun.sun_path, path, strlen (path) + 1);
-        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
         if (fd < 0)
                 return -errno;
         if (connect (fd, (struct sockaddr *) &sun, sizeof sun) < 0) {
@@ -30,4 +32,11 @@ corral_unix_connect (const char *path)
                 return r;
         }
         return fd;
+}
+
+/* Returns a connected, close-on-exec stream socket, or a negative errno. */
+static inline int
+corral_unix_connect (const char *path)
+{
+        return corral_unix_connect_full (path, 0);
 }

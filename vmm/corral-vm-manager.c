@@ -11,6 +11,7 @@
 #include "corral-glib-compat.h"
 #include "corral-agent-ops.h"
 #include "corral-process.h"
+#include "corral-unix.h"
 #include "corral-vm-disk.h"
 #include "corral-vm-pool.h"
 #include "corral-vm-remote.h"
@@ -1043,28 +1044,6 @@ connect_fd_done (GObject *source, GAsyncResult *result, gpointer user_data)
         g_object_unref (task);
 }
 
-static int
-unix_connect (const char *path)
-{
-        struct sockaddr_un addr = { .sun_family = AF_UNIX };
-        int fd;
-
-        if (strlen (path) >= sizeof addr.sun_path)
-                return -ENAMETOOLONG;
-        strcpy (addr.sun_path, path);
-        /* Non-blocking: a channel that already has a client never accepts, and a full backlog
-         * must not block the main loop (EAGAIN is retried like a missing socket). */
-        fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0) {
-                int r = -errno;
-                close (fd);
-                return r;
-        }
-        return fd;
-}
-
 /* The agent of a VM with a vsock device: its guest CID is in the live XML. Returns -1 with
  * error set; G_IO_ERROR errors are worth a retry (the guest may still be booting). */
 static int
@@ -1111,7 +1090,7 @@ connect_attempt (GTask *task)
                                                       task);
                 return;
         }
-        fd = unix_connect (cd->info->agent_socket);
+        fd = corral_unix_connect_full (cd->info->agent_socket, 1);
         if (fd == -ENAMETOOLONG) {
                 connect_finish_error (task, g_error_new (CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
                                                          "socket path too long: %s",

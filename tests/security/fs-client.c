@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "fs-client.h"
+#include "fs-resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -454,4 +455,36 @@ fs_client_audit_text (FsClient *c)
 
         g_file_get_contents (c->audit_path, &text, NULL, NULL);
         return text ? text : g_strdup ("");
+}
+
+typedef struct {
+        GTestFunc func;
+        bool fallback;
+} Variant;
+
+static void
+run_variant (gconstpointer data)
+{
+        const Variant *v = data;
+
+        fs_resolve_force_fallback (v->fallback);
+        v->func ();
+        fs_resolve_force_fallback (false);
+}
+
+void
+fs_client_add_variants (const char *prefix, const FsClientTest *tests, guint n_tests)
+{
+        for (int fallback = 0; fallback <= 1; fallback++) {
+                for (guint i = 0; i < n_tests; i++) {
+                        g_autofree char *path =
+                                g_strdup_printf ("/%s/%s/%s", prefix,
+                                                 fallback ? "fallback" : "openat2", tests[i].name);
+                        Variant *v = g_new0 (Variant, 1);
+
+                        v->func = tests[i].func;
+                        v->fallback = fallback;
+                        g_test_add_data_func_full (path, v, run_variant, g_free);
+                }
+        }
 }

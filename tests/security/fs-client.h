@@ -64,6 +64,14 @@ int fs_client_simple (FsClient *c, uint16_t op, uint64_t node, const char *name)
 /* Writes a whole file through the protocol: CREATE (or OPEN with truncate) + WRITE + RELEASE. */
 int fs_client_put (FsClient *c, const char *path, const char *content);
 
+/* Registers each test twice, as /PREFIX/openat2/NAME and /PREFIX/fallback/NAME: once with
+ * openat2 and once with the per-component walk (fs-resolve.h). */
+typedef struct {
+        const char *name;
+        GTestFunc func;
+} FsClientTest;
+void fs_client_add_variants (const char *prefix, const FsClientTest *tests, guint n_tests);
+
 /* Host-side helpers */
 char *fs_client_host (FsClient *c, const char *rel); /* share/rel */
 void fs_client_host_write (FsClient *c, const char *rel, const char *content);

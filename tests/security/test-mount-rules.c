@@ -448,28 +448,10 @@ test_link_chains (void)
         mount_test_assert_outside_untouched (c->outside, 1);
 }
 
-typedef struct {
-        GTestFunc func;
-        bool fallback;
-} Variant;
-
-static void
-run_variant (gconstpointer data)
-{
-        const Variant *v = data;
-
-        fs_resolve_force_fallback (v->fallback);
-        v->func ();
-        fs_resolve_force_fallback (false);
-}
-
 int
 main (int argc, char **argv)
 {
-        const struct {
-                const char *name;
-                GTestFunc func;
-        } tests[] = {
+        const FsClientTest tests[] = {
                 { "git-existing", test_git_existing },
                 { "git-created", test_git_created },
                 { "git-bare", test_git_bare },
@@ -480,17 +462,6 @@ main (int argc, char **argv)
         };
 
         g_test_init (&argc, &argv, NULL);
-        for (int fallback = 0; fallback <= 1; fallback++) {
-                for (guint i = 0; i < G_N_ELEMENTS (tests); i++) {
-                        g_autofree char *path =
-                                g_strdup_printf ("/mount-rules/%s/%s",
-                                                 fallback ? "fallback" : "openat2", tests[i].name);
-                        Variant *v = g_new0 (Variant, 1);
-
-                        v->func = tests[i].func;
-                        v->fallback = fallback;
-                        g_test_add_data_func_full (path, v, run_variant, g_free);
-                }
-        }
+        fs_client_add_variants ("mount-rules", tests, G_N_ELEMENTS (tests));
         return g_test_run ();
 }

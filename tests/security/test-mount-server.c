@@ -1032,29 +1032,10 @@ test_shm_bounds (void)
         }
 }
 
-typedef struct {
-        GTestFunc func;
-        bool fallback;
-} Variant;
-
-/* Runs a test with openat2 or with the per-component walk. */
-static void
-run_variant (gconstpointer data)
-{
-        const Variant *v = data;
-
-        fs_resolve_force_fallback (v->fallback);
-        v->func ();
-        fs_resolve_force_fallback (false);
-}
-
 int
 main (int argc, char **argv)
 {
-        const struct {
-                const char *name;
-                GTestFunc func;
-        } tests[] = {
+        const FsClientTest tests[] = {
                 { "symlinks-outside", test_symlinks_outside },
                 { "bad-names", test_bad_names },
                 { "toctou-exchange", test_toctou_exchange },
@@ -1067,18 +1048,7 @@ main (int argc, char **argv)
         };
 
         g_test_init (&argc, &argv, NULL);
-        for (int fallback = 0; fallback <= 1; fallback++) {
-                for (guint i = 0; i < G_N_ELEMENTS (tests); i++) {
-                        g_autofree char *path =
-                                g_strdup_printf ("/mount-server/%s/%s",
-                                                 fallback ? "fallback" : "openat2", tests[i].name);
-                        Variant *v = g_new0 (Variant, 1);
-
-                        v->func = tests[i].func;
-                        v->fallback = fallback;
-                        g_test_add_data_func_full (path, v, run_variant, g_free);
-                }
-        }
+        fs_client_add_variants ("mount-server", tests, G_N_ELEMENTS (tests));
         g_test_add_func ("/mount-server/limits", test_limits);
         g_test_add_func ("/mount-server/readdir-bounded", test_readdir_bounded);
         g_test_add_func ("/mount-server/live-changes", test_live_changes);
