@@ -615,7 +615,8 @@ egress_mask_stream_feed (EgressMaskStream *s,
                 s->passed = 0;
         }
         g_return_val_if_fail (n <= s->cap - s->len, -1);
-        memcpy (s->buf + s->len, data, n);
+        if (n > 0) /* an empty last piece may come as NULL */
+                memcpy (s->buf + s->len, data, n);
         s->len += n;
         found = egress_mask_scan (s->mask, s->buf, s->len, TRUE);
         keep = last ? 0 : MIN (s->len, window);
