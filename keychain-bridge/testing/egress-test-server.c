@@ -22,6 +22,9 @@ struct _EgressTestServer {
         GString *heads;
         guint running;
         GCond cond;
+        /* peers that have ended, to join: a thread still unwinding when the test process
+         * exits trips LeakSanitizer's stop-the-world ("Tracer caught signal 11") */
+        GPtrArray *ended;
 };
 
 typedef struct {
@@ -400,10 +403,25 @@ out:
         g_object_unref (p->stream);
         g_free (p);
         g_mutex_lock (&server->lock);
+        g_ptr_array_add (server->ended, g_thread_self ());
         server->running--;
         g_cond_broadcast (&server->cond);
         g_mutex_unlock (&server->lock);
         return NULL;
+}
+
+/* Joins the peers that have ended (each GThread's ref from g_thread_new goes with it). */
+static void
+join_ended (EgressTestServer *server)
+{
+        g_autoptr (GPtrArray) ended = NULL;
+
+        g_mutex_lock (&server->lock);
+        ended = g_steal_pointer (&server->ended);
+        server->ended = g_ptr_array_new ();
+        g_mutex_unlock (&server->lock);
+        for (guint i = 0; i < ended->len; i++)
+                g_thread_join (ended->pdata[i]);
 }
 
 static gpointer
@@ -418,6 +436,7 @@ accept_main (gpointer data)
 
                 if (!sock)
                         return NULL;
+                join_ended (server);
                 conn = g_socket_connection_factory_create_connection (sock);
                 p = g_new0 (Peer, 1);
                 p->server = server;
@@ -430,7 +449,7 @@ accept_main (gpointer data)
                 server->connections++;
                 server->running++;
                 g_mutex_unlock (&server->lock);
-                g_thread_unref (g_thread_new ("test-peer", peer_main, p));
+                g_thread_new ("test-peer", peer_main, p); /* joined by join_ended */
         }
 }
 
@@ -454,6 +473,7 @@ egress_test_server_new_full (const char *address,
         g_mutex_init (&server->lock);
         g_cond_init (&server->cond);
         server->heads = g_string_new (NULL);
+        server->ended = g_ptr_array_new ();
         server->cancel = g_cancellable_new ();
         server->cert = tls_cert ? g_object_ref (tls_cert) : NULL;
         server->raw = raw;
@@ -480,6 +500,8 @@ egress_test_server_free (EgressTestServer *server)
         while (server->running > 0)
                 g_cond_wait (&server->cond, &server->lock);
         g_mutex_unlock (&server->lock);
+        join_ended (server);
+        g_ptr_array_unref (server->ended);
         g_object_unref (server->listener);
         g_object_unref (server->cancel);
         g_clear_object (&server->cert);
