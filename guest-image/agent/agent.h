@@ -15,6 +15,8 @@
 
 #include "proto.h"
 
+#include <linux/filter.h>
+
 /* Limits (PROTOCOL.md "Limits", plus the agent's own). */
 #define AGENT_MAX_PROCS 1024
 #define AGENT_MAX_CHANNELS 4096
@@ -100,6 +102,17 @@ typedef struct Proc Proc;
 typedef struct Watch Watch;
 typedef struct Waiter Waiter;
 
+/* confine.c: the seccomp filter and Landlock ruleset commands run under (SECURITY.md A7). */
+typedef struct {
+        struct sock_fprog filter; /* .filter NULL: could not be built (seccomp_err) */
+        int seccomp_err;
+        int landlock_abi; /* 0: the kernel has none (landlock_err) */
+        int landlock_err;
+        int ruleset_fd; /* built for ruleset_home, on first use */
+        char *ruleset_home;
+        bool ruleset_ca; /* the session CA existed when it was built */
+} Confine;
+
 struct Agent {
         int epfd;
         bool quit;
@@ -116,6 +129,7 @@ struct Agent {
         bool is_root;
         char boot_id[PROTO_NONCE_HEX_LEN + 1];
         uint64_t orig_nofile_soft, orig_nofile_hard;
+        Confine confine;
 
         /* transport state */
         Source listen_src;

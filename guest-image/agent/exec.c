@@ -94,6 +94,43 @@ parse_opts (Agent *a, uint64_t id, const cJSON *params, SpawnParams *sp, ExecOpt
         return true;
 }
 
+/* "confine" (default true): the second wall (SECURITY.md A7, A8). Refuses to start a command
+ * without it unless asked to, rather than run it with less than promised. */
+static bool
+setup_confinement (Agent *a, uint64_t id, const cJSON *params, const User *u, SpawnParams *sp)
+{
+        bool confine = true;
+        char msg[256];
+        int r;
+
+        if (bool_param (a, id, params, "confine", &confine) < 0)
+                return false;
+        sp->confine = confine;
+        sp->ruleset_fd = -1;
+        if (!confine)
+                return true;
+        if (!a->confine.filter.filter) {
+                snprintf (msg, sizeof msg,
+                          "confinement: the seccomp filter is unavailable (%s); the command was "
+                          "not started (run it unconfined only if you trust it)",
+                          strerror (a->confine.seccomp_err));
+                agent_respond_error (a, id, proto_errno_code (a->confine.seccomp_err), msg,
+                                     a->confine.seccomp_err);
+                return false;
+        }
+        sp->filter = &a->confine.filter;
+        r = confine_ruleset (&a->confine, u->home, &sp->ruleset_fd);
+        if (r < 0) {
+                snprintf (msg, sizeof msg,
+                          "confinement: cannot build the Landlock ruleset: %s; the command was "
+                          "not started",
+                          strerror (-r));
+                agent_respond_error (a, id, proto_errno_code (-r), msg, -r);
+                return false;
+        }
+        return true;
+}
+
 static void
 proc_link (Agent *a, Proc *p)
 {
@@ -179,6 +216,8 @@ method_exec_start (Agent *a, uint64_t id, const cJSON *params)
         sp.change_user = a->is_root;
         sp.nofile_soft = a->orig_nofile_soft;
         sp.nofile_hard = a->orig_nofile_hard;
+        if (!setup_confinement (a, id, params, &u, &sp))
+                goto out;
         if (sp.change_user && !(sp.groups = user_groups (&u, &sp.n_groups))) {
                 agent_respond_error (a, id, "internal", "out of memory", ENOMEM);
                 goto out;

@@ -3,7 +3,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "agent.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -81,6 +81,7 @@ method_info (Agent *a, uint64_t id, const cJSON *params)
         cJSON_AddStringToObject (res, "agent_version", CORRAL_VERSION);
         json_add_number (res, "proto_version", PROTO_VERSION);
         json_add_number (res, "procs", a->n_procs);
+        confine_describe (&a->confine, res);
         agent_respond (a, id, res);
 }
 

@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "agent.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -182,6 +182,7 @@ main (int argc, char **argv)
         umask (0);
         a.is_root = geteuid () == 0;
         raise_nofile (&a);
+        confine_init (&a.confine);
         read_boot_id (&a);
         channels_init (&a);
 
@@ -204,5 +205,6 @@ main (int argc, char **argv)
         channels_clear (&a);
         transport_stop (&a);
         agent_loop_clear (&a);
+        confine_clear (&a.confine);
         return a.exit_code;
 }

@@ -108,6 +108,19 @@ char **build_env (Agent *a, uint64_t id, const cJSON *params, const User *u, boo
 /* argv from "argv" or "shell" (then *ret_shell is a copy of it). */
 char **build_argv (Agent *a, uint64_t id, const cJSON *params, char **ret_shell);
 
+/* confine.c */
+void confine_init (Confine *c);
+void confine_clear (Confine *c);
+/* The Landlock ruleset for a command whose home is home (kept for the next one) in *ret_fd, -1
+ * when the kernel has none. 0, or a negative errno when it cannot be built. */
+int confine_ruleset (Confine *c, const char *home, int *ret_fd);
+/* In the spawned child: no_new_privs, Landlock, seccomp. -1 with errno set. */
+int confine_apply_child (const struct sock_fprog *filter, int ruleset_fd);
+/* Adds "confinement" {"seccomp": text, "landlock": text} to an info result. */
+void confine_describe (const Confine *c, cJSON *res);
+/* What a refused system call is about ("the kernel keyring"), or NULL if it is not refused. */
+const char *confine_deny_reason (const char *syscall_name);
+
 /* spawn.c */
 typedef struct {
         char **argv; /* (transfer none) */
@@ -124,6 +137,9 @@ typedef struct {
         unsigned short rows, cols;
         int64_t rlimit[4]; /* nproc, fsize, nofile, cpu; -1 when unset */
         uint64_t nofile_soft, nofile_hard; /* the agent's original limit, restored in the child */
+        bool confine; /* install filter and ruleset_fd (-1: no Landlock) before execve */
+        const struct sock_fprog *filter;
+        int ruleset_fd;
 } SpawnParams;
 
 /* Records which signals children must set back to the default; called once the agent's own

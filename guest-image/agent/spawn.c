@@ -30,10 +30,13 @@
 #include <termios.h>
 #include <unistd.h>
 
-enum { STEP_SETUP, STEP_TTY, STEP_RLIMIT, STEP_USER, STEP_CHDIR, STEP_EXEC };
+enum { STEP_SETUP, STEP_TTY, STEP_RLIMIT, STEP_USER, STEP_CHDIR, STEP_CONFINE, STEP_EXEC };
 
-static const char *const step_names[] = { "setup", "controlling terminal", "resource limits",
-                                          "user",  "working directory",    "exec" };
+static const char *const step_names[] = {
+        "setup", "controlling terminal", "resource limits",
+        "user",  "working directory",    "confinement (seccomp, Landlock)",
+        "exec"
+};
 
 static const int rlimit_ids[4] = { RLIMIT_NPROC, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CPU };
 
@@ -147,6 +150,9 @@ child (void *arg)
         sigprocmask (SIG_SETMASK, &empty, NULL);
         /* Everything but 0-2 closes on exec. */
         close_range (3, ~0u, CLOSE_RANGE_CLOEXEC);
+        /* Last: the filter refuses nothing the steps above need, but keep it that way. */
+        if (sp->confine && confine_apply_child (sp->filter, sp->ruleset_fd) < 0)
+                child_fail (c, STEP_CONFINE);
 
         child_execvpe (c, sp->argv, sp->envp);
         child_fail (c, STEP_EXEC);
@@ -349,7 +355,8 @@ spawn_proc (Agent *a, Proc *p, const SpawnParams *sp, const char **ret_step)
                 close_all (&fds[4], 1);
         if (pid < 0) {
                 r = pid;
-                *ret_step = step_names[(unsigned) step % 6];
+                *ret_step =
+                        step_names[(unsigned) step % (sizeof step_names / sizeof step_names[0])];
                 agent_debug ("spawn failed at %s: %s", *ret_step, strerror (-r));
                 close_all (fds, 8);
                 return r;
