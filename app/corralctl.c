@@ -68,6 +68,7 @@ static char *opt_cwd;
 static char **opt_env;
 static double opt_timeout;
 static gboolean opt_stdin;
+static gboolean opt_unconfined;
 static char **opt_command;
 
 static const GOptionEntry common_entries[] = {
@@ -88,6 +89,10 @@ static const GOptionEntry exec_entries[] = {
           N_ ("Kill the command after this many seconds"), N_ ("SECONDS") },
         { "interactive", 'i', 0, G_OPTION_ARG_NONE, &opt_stdin,
           N_ ("Forward standard input to the command"), NULL },
+        { "unconfined", 0, 0, G_OPTION_ARG_NONE, &opt_unconfined,
+          N_ ("Run without the second wall (seccomp filter, Landlock), for a program that needs "
+              "a system call it refuses; the VM still isolates it"),
+          NULL },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_command, NULL,
           N_ ("-- COMMAND [ARG…]") },
         { NULL }
@@ -484,6 +489,7 @@ exec_spec (GError **error)
         if (opt_timeout > 0)
                 corral_exec_spec_set_timeout_ms (spec, MAX ((guint64) (opt_timeout * 1000), 1));
         corral_exec_spec_set_stdin (spec, opt_stdin);
+        corral_exec_spec_set_unconfined (spec, opt_unconfined);
         return g_steal_pointer (&spec);
 }
 

@@ -22,6 +22,7 @@ struct _CorralExecSpec {
         guint pty_cols;
         guint64 timeout_ms;
         gboolean background;
+        gboolean unconfined;
         GHashTable *rlimits; /* static name -> guint64 * */
         gsize ring;
 };
@@ -133,6 +134,20 @@ corral_exec_spec_set_background (CorralExecSpec *spec, gboolean background)
 {
         g_return_if_fail (spec != NULL);
         spec->background = background;
+}
+
+void
+corral_exec_spec_set_unconfined (CorralExecSpec *spec, gboolean unconfined)
+{
+        g_return_if_fail (spec != NULL);
+        spec->unconfined = unconfined;
+}
+
+gboolean
+corral_exec_spec_get_unconfined (const CorralExecSpec *spec)
+{
+        g_return_val_if_fail (spec != NULL, FALSE);
+        return spec->unconfined;
 }
 
 void
@@ -254,6 +269,8 @@ add_options (cJSON *params, const CorralExecSpec *spec)
                                          (double) MIN (spec->timeout_ms, (guint64) PROTO_MAX_ID));
         if (spec->background)
                 cJSON_AddBoolToObject (params, "background", TRUE);
+        if (spec->unconfined)
+                cJSON_AddBoolToObject (params, "confine", FALSE);
         if (spec->ring > 0)
                 cJSON_AddNumberToObject (params, "ring", (double) MIN (spec->ring, MAX_RING));
         if (g_hash_table_size (spec->rlimits) > 0) {

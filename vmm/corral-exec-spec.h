@@ -31,6 +31,10 @@ void corral_exec_spec_set_stdin (CorralExecSpec *spec, gboolean enable);
 void corral_exec_spec_set_pty (CorralExecSpec *spec, guint rows, guint cols);
 void corral_exec_spec_set_timeout_ms (CorralExecSpec *spec, guint64 timeout_ms);
 void corral_exec_spec_set_background (CorralExecSpec *spec, gboolean background);
+/* Without the second wall (seccomp filter and Landlock, SECURITY.md A7/A8): only when the
+ * person asked for it, for a program that needs a refused call. */
+void corral_exec_spec_set_unconfined (CorralExecSpec *spec, gboolean unconfined);
+gboolean corral_exec_spec_get_unconfined (const CorralExecSpec *spec);
 /* name: "nproc", "fsize", "nofile" or "cpu". */
 void corral_exec_spec_set_rlimit (CorralExecSpec *spec, const char *name, guint64 value);
 /* 0 = agent default. */
