@@ -105,6 +105,13 @@ typedef struct Waiter Waiter;
 /* confine.c: the seccomp filter and Landlock ruleset commands run under (SECURITY.md A7). */
 typedef struct {
         struct sock_fprog filter; /* .filter NULL: could not be built (seccomp_err) */
+        /* The same table, refused calls reported to the agent (SECCOMP_RET_USER_NOTIF), which
+         * answers with the errno and tells the host which calls a command was refused. NULL
+         * when the kernel or libseccomp cannot; then the plain filter is used. */
+        struct sock_fprog notify_filter;
+        int notify_sock[2]; /* the child sends its listener fd over [1]; the agent reads [0] */
+        void *notif_req, *notif_resp; /* sized as the running kernel says */
+        size_t notif_req_size, notif_resp_size;
         int seccomp_err;
         int landlock_abi; /* 0: the kernel has none (landlock_err) */
         int landlock_err;

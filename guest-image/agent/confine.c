@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -127,11 +129,14 @@ add_personality_high_bit_rules (scmp_filter_ctx ctx, int nr, uint32_t action)
         return 0;
 }
 
+/* notify: refused calls go to the agent's listener (which answers with r->err) instead of
+ * failing in the kernel; clone3's ENOSYS stays in the kernel, glibc tries it for every thread. */
 static int
-add_rule (scmp_filter_ctx ctx, const DenyRule *r)
+add_rule (scmp_filter_ctx ctx, const DenyRule *r, bool notify)
 {
         int nr = seccomp_syscall_resolve_name (r->name);
-        uint32_t action = SCMP_ACT_ERRNO ((uint32_t) r->err);
+        uint32_t action =
+                notify && r->err == EPERM ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO ((uint32_t) r->err);
         bool personality = strcmp (r->name, "personality") == 0;
 
         if (nr == __NR_SCMP_ERROR)
@@ -164,7 +169,7 @@ add_rule (scmp_filter_ctx ctx, const DenyRule *r)
 
 /* The filter as a BPF program (libseccomp writes it to an fd; a memfd reads it back). */
 static int
-build_filter (struct sock_fprog *ret)
+build_filter (struct sock_fprog *ret, bool notify)
 {
         scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
         struct stat st;
@@ -175,8 +180,12 @@ build_filter (struct sock_fprog *ret)
                 return -ENOMEM;
         /* 32-bit (int 0x80) and x32 entry: refused, not killed. */
         r = seccomp_attr_set (ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO (EPERM));
+        /* A binary tree on the syscall number: fewer instructions per call, and for the kernel's
+         * per-syscall cache, computed on every install (each command), to walk. */
+        if (r == 0)
+                r = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
         for (size_t i = 0; r == 0 && i < sizeof deny_rules / sizeof deny_rules[0]; i++)
-                if ((r = add_rule (ctx, &deny_rules[i])) < 0)
+                if ((r = add_rule (ctx, &deny_rules[i], notify)) < 0)
                         agent_log ("seccomp: cannot add the rule for %s: %s", deny_rules[i].name,
                                    strerror (-r));
         if (r < 0)
@@ -242,6 +251,36 @@ handled_access (int abi)
         return all;
 }
 
+/* The notifying variant, its socket pair and buffers; on any failure the plain filter is used
+ * and refused calls are not reported. */
+static void
+init_notify (Confine *c)
+{
+        struct seccomp_notif_sizes sizes;
+        int r;
+
+        if (syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
+                agent_debug ("no seccomp notifications: %s", strerror (errno));
+                return;
+        }
+        c->notif_req_size = sizes.seccomp_notif > sizeof (struct seccomp_notif)
+                                    ? sizes.seccomp_notif
+                                    : sizeof (struct seccomp_notif);
+        c->notif_resp_size = sizes.seccomp_notif_resp > sizeof (struct seccomp_notif_resp)
+                                     ? sizes.seccomp_notif_resp
+                                     : sizeof (struct seccomp_notif_resp);
+        c->notif_req = calloc (1, c->notif_req_size);
+        c->notif_resp = calloc (1, c->notif_resp_size);
+        if (!c->notif_req || !c->notif_resp ||
+            socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, c->notify_sock) < 0) {
+                agent_log ("no seccomp notifications: %s", strerror (errno ? errno : ENOMEM));
+                return;
+        }
+        r = build_filter (&c->notify_filter, true);
+        if (r < 0)
+                agent_debug ("no seccomp notifications: %s", strerror (-r));
+}
+
 void
 confine_init (Confine *c)
 {
@@ -249,10 +288,13 @@ confine_init (Confine *c)
 
         memset (c, 0, sizeof *c);
         c->ruleset_fd = -1;
-        r = build_filter (&c->filter);
+        c->notify_sock[0] = c->notify_sock[1] = -1;
+        r = build_filter (&c->filter, false);
         c->seccomp_err = r < 0 ? -r : 0;
         if (r < 0)
                 agent_log ("seccomp filter unavailable: %s", strerror (-r));
+        else
+                init_notify (c);
         r = landlock_abi ();
         c->landlock_abi = r > 0 ? r : 0;
         c->landlock_err = r > 0 ? 0 : -r;
@@ -263,6 +305,16 @@ confine_clear (Confine *c)
 {
         free (c->filter.filter);
         c->filter.filter = NULL;
+        free (c->notify_filter.filter);
+        c->notify_filter.filter = NULL;
+        for (int i = 0; i < 2; i++) {
+                if (c->notify_sock[i] >= 0)
+                        close (c->notify_sock[i]);
+                c->notify_sock[i] = -1;
+        }
+        free (c->notif_req);
+        free (c->notif_resp);
+        c->notif_req = c->notif_resp = NULL;
         if (c->ruleset_fd >= 0)
                 close (c->ruleset_fd);
         c->ruleset_fd = -1;
@@ -385,17 +437,150 @@ confine_ruleset (Confine *c, const char *home, int *ret_fd)
         return 0;
 }
 
-int
-confine_apply_child (const struct sock_fprog *filter, int ruleset_fd)
+/* The child's listener fd to the agent (SCM_RIGHTS; nothing allocated). */
+static int
+send_fd (int sock, int fd)
 {
+        char byte = 0;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE (sizeof (int))];
+        } u;
+        struct msghdr msg = { .msg_iov = &iov,
+                              .msg_iovlen = 1,
+                              .msg_control = u.buf,
+                              .msg_controllen = sizeof u.buf };
+        struct cmsghdr *cm;
+
+        memset (&u, 0, sizeof u);
+        cm = CMSG_FIRSTHDR (&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN (sizeof (int));
+        memcpy (CMSG_DATA (cm), &fd, sizeof fd);
+        return sendmsg (sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+int
+confine_apply_child (const Confine *c, int ruleset_fd, bool *ret_sent)
+{
+        long listener;
+
+        *ret_sent = false;
         if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return -1;
         if (ruleset_fd >= 0 && syscall (SYS_landlock_restrict_self, ruleset_fd, 0) < 0)
                 return -1;
-        if (filter && filter->filter &&
-            syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, filter) < 0)
+        if (c->notify_filter.filter && c->notify_sock[1] >= 0) {
+                /* EBUSY (a listener up the chain already, e.g. a nested agent): the plain one */
+                listener = syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                    SECCOMP_FILTER_FLAG_NEW_LISTENER, &c->notify_filter);
+                if (listener >= 0) {
+                        /* Without its listener the filter would answer ENOSYS: fail instead. */
+                        int r = send_fd (c->notify_sock[1], (int) listener);
+
+                        close ((int) listener);
+                        if (r < 0)
+                                return -1;
+                        *ret_sent = true;
+                        return 0;
+                }
+        }
+        if (c->filter.filter && syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &c->filter) < 0)
                 return -1;
         return 0;
+}
+
+static void
+note_refused (Proc *p, const char *name)
+{
+        for (unsigned i = 0; i < p->n_refused; i++)
+                if (strcmp (p->refused[i], name) == 0)
+                        return;
+        if (p->n_refused < PROC_MAX_REFUSED)
+                snprintf (p->refused[p->n_refused++], sizeof p->refused[0], "%s", name);
+}
+
+/* A refused call of the command's tree: answer it with the table's errno, remember its name. */
+static void
+on_notify (Agent *a, Source *s, uint32_t events)
+{
+        Proc *p = s->data;
+        Confine *c = &a->confine;
+        struct seccomp_notif *req = c->notif_req;
+        struct seccomp_notif_resp *resp = c->notif_resp;
+
+        if (events & EPOLLIN) {
+                memset (req, 0, c->notif_req_size);
+                if (ioctl (s->fd, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
+                        char *name =
+                                seccomp_syscall_resolve_num_arch (req->data.arch, req->data.nr);
+
+                        memset (resp, 0, c->notif_resp_size);
+                        resp->id = req->id;
+                        resp->error = -EPERM;
+                        /* ENOENT: the caller is gone (killed meanwhile) */
+                        if (ioctl (s->fd, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
+                                agent_debug ("seccomp answer: %s", strerror (errno));
+                        note_refused (p, name ? name : "unknown");
+                        agent_debug ("proc %llu: refused %s", (unsigned long long) p->id,
+                                     name ? name : "?");
+                        free (name);
+                        return;
+                }
+                if (errno == ENOENT || errno == EINTR)
+                        return;
+                agent_debug ("seccomp notification: %s", strerror (errno));
+        }
+        /* No process uses the filter any more, or the listener broke. */
+        source_close (a, s);
+}
+
+void
+confine_take_listener (Agent *a, Proc *p)
+{
+        char byte;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE (sizeof (int))];
+        } u;
+        struct msghdr msg = { .msg_iov = &iov,
+                              .msg_iovlen = 1,
+                              .msg_control = u.buf,
+                              .msg_controllen = sizeof u.buf };
+        struct cmsghdr *cm;
+        int fd = -1;
+
+        if (recvmsg (a->confine.notify_sock[0], &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+                return;
+        cm = CMSG_FIRSTHDR (&msg);
+        if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+            cm->cmsg_len == CMSG_LEN (sizeof (int)))
+                memcpy (&fd, CMSG_DATA (cm), sizeof fd);
+        if (fd < 0)
+                return;
+        if (!p) {
+                close (fd);
+                return;
+        }
+        p->notify.func = on_notify;
+        if (source_add (a, &p->notify, fd, EPOLLIN) < 0) {
+                agent_log ("cannot watch a seccomp listener: %s", strerror (errno));
+                close (fd);
+        }
+}
+
+void
+confine_add_refused (cJSON *obj, const Proc *p)
+{
+        cJSON *arr;
+
+        if (p->n_refused == 0 || !(arr = cJSON_AddArrayToObject (obj, "refused")))
+                return;
+        for (unsigned i = 0; i < p->n_refused; i++)
+                cJSON_AddItemToArray (arr, cJSON_CreateString (p->refused[i]));
 }
 
 void

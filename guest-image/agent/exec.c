@@ -118,7 +118,7 @@ setup_confinement (Agent *a, uint64_t id, const cJSON *params, const User *u, Sp
                                      a->confine.seccomp_err);
                 return false;
         }
-        sp->filter = &a->confine.filter;
+        sp->wall = &a->confine;
         r = confine_ruleset (&a->confine, u->home, &sp->ruleset_fd);
         if (r < 0) {
                 snprintf (msg, sizeof msg,

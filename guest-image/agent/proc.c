@@ -37,6 +37,7 @@ proc_new (Agent *a)
         source_init (&p->out[0], on_out, p);
         source_init (&p->out[1], on_out, p);
         source_init (&p->in, on_in, p);
+        source_init (&p->notify, NULL, p); /* confine_take_listener sets the handler */
         timer_init (&p->timeout, proc_on_timeout, p);
         return p;
 }
@@ -71,6 +72,7 @@ proc_free (Agent *a, Proc *p)
         source_close (a, &p->in);
         source_close (a, &p->out[0]);
         source_close (a, &p->out[1]);
+        source_close (a, &p->notify);
         timer_stop (a, &p->timeout);
         ring_clear (&p->ring);
         a->ring_reserved -= p->ring.cap;
@@ -136,6 +138,7 @@ send_exit (Agent *a, Proc *p)
                 proc_add_status (ev, p);
                 if (p->timed_out)
                         cJSON_AddTrueToObject (ev, "timed_out");
+                confine_add_refused (ev, p);
         }
         agent_emit (a, "exec.exit", ev);
 }

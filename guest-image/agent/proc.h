@@ -36,6 +36,9 @@ void ring_cursor_tail (const Ring *r, RingCursor *cur);
 
 typedef struct InChunk InChunk;
 
+/* Distinct refused system calls kept per process, for exec.exit. */
+#define PROC_MAX_REFUSED 8
+
 /* Pending input for the child, bytes [off, len) still to write. */
 struct InChunk {
         InChunk *next;
@@ -71,6 +74,11 @@ struct Proc {
 
         Timer timeout;
         Waiter *log_waiters;
+
+        /* The seccomp listener of a confined command (confine.c): calls its tree was refused. */
+        Source notify;
+        char refused[PROC_MAX_REFUSED][32];
+        unsigned n_refused;
 };
 
 /* proc.c */
@@ -114,8 +122,14 @@ void confine_clear (Confine *c);
 /* The Landlock ruleset for a command whose home is home (kept for the next one) in *ret_fd, -1
  * when the kernel has none. 0, or a negative errno when it cannot be built. */
 int confine_ruleset (Confine *c, const char *home, int *ret_fd);
-/* In the spawned child: no_new_privs, Landlock, seccomp. -1 with errno set. */
-int confine_apply_child (const struct sock_fprog *filter, int ruleset_fd);
+/* In the spawned child: no_new_privs, Landlock, seccomp. -1 with errno set. *ret_sent: the
+ * filter reports to a listener whose fd went to the agent (confine_take_listener). */
+int confine_apply_child (const Confine *c, int ruleset_fd, bool *ret_sent);
+/* In the agent after a spawn whose child sent a listener: watches it for p (or closes it when
+ * p is NULL, the spawn having failed). */
+void confine_take_listener (Agent *a, Proc *p);
+/* Adds "refused": [names] when p was refused calls. */
+void confine_add_refused (cJSON *obj, const Proc *p);
 /* Adds "confinement" {"seccomp": text, "landlock": text} to an info result. */
 void confine_describe (const Confine *c, cJSON *res);
 /* What a refused system call is about ("the kernel keyring"), or NULL if it is not refused. */
@@ -137,8 +151,8 @@ typedef struct {
         unsigned short rows, cols;
         int64_t rlimit[4]; /* nproc, fsize, nofile, cpu; -1 when unset */
         uint64_t nofile_soft, nofile_hard; /* the agent's original limit, restored in the child */
-        bool confine; /* install filter and ruleset_fd (-1: no Landlock) before execve */
-        const struct sock_fprog *filter;
+        bool confine; /* install wall's filter and ruleset_fd (-1: no Landlock) before execve */
+        const Confine *wall;
         int ruleset_fd;
 } SpawnParams;
 

@@ -50,6 +50,7 @@ typedef struct {
         const sigset_t *reset; /* the signals to set back to SIG_DFL */
         int step; /* written by the child on failure */
         int err; /* 0: execve succeeded */
+        bool listener_sent; /* the child sent a seccomp listener to the agent */
 } SpawnChild;
 
 static void __attribute__ ((noreturn)) child_fail (SpawnChild *c, int step)
@@ -151,7 +152,7 @@ child (void *arg)
         /* Everything but 0-2 closes on exec. */
         close_range (3, ~0u, CLOSE_RANGE_CLOEXEC);
         /* Last: the filter refuses nothing the steps above need, but keep it that way. */
-        if (sp->confine && confine_apply_child (sp->filter, sp->ruleset_fd) < 0)
+        if (sp->confine && confine_apply_child (sp->wall, sp->ruleset_fd, &c->listener_sent) < 0)
                 child_fail (c, STEP_CONFINE);
 
         child_execvpe (c, sp->argv, sp->envp);
@@ -230,6 +231,7 @@ clone_child (SpawnChild *c, int *ret_step)
         sigfillset (&all);
         sigprocmask (SIG_BLOCK, &all, &old);
         c->err = 0;
+        c->listener_sent = false;
         pid = clone (child, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
         if (pid < 0)
                 c->err = errno;
@@ -354,6 +356,8 @@ spawn_proc (Agent *a, Proc *p, const SpawnParams *sp, const char **ret_step)
         if (!sp->use_stdin || sp->pty)
                 close_all (&fds[4], 1);
         if (pid < 0) {
+                if (c.listener_sent)
+                        confine_take_listener (a, NULL);
                 r = pid;
                 *ret_step =
                         step_names[(unsigned) step % (sizeof step_names / sizeof step_names[0])];
@@ -364,6 +368,8 @@ spawn_proc (Agent *a, Proc *p, const SpawnParams *sp, const char **ret_step)
 
         p->pid = pid;
         p->pty = sp->pty;
+        if (c.listener_sent)
+                confine_take_listener (a, p);
         if (sp->pty) {
                 add_source (a, &p->out[0], fds[6], -1, EPOLLIN);
                 p->has_input = p->out[0].fd >= 0;
