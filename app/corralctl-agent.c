@@ -44,6 +44,7 @@ static char *opt_model;
 static char *opt_resume;
 static int opt_max_steps;
 static gboolean opt_no;
+static gboolean opt_unconfined;
 static char *opt_vm_dir;
 static char **opt_rest;
 
@@ -60,6 +61,10 @@ static const GOptionEntry entries[] = {
           N_ ("Stop after this many model replies (default 50)"), N_ ("N") },
         { "yes-to-nothing", 0, 0, G_OPTION_ARG_NONE, &opt_no,
           N_ ("Deny every approval request without asking"), NULL },
+        { "unconfined-commands", 0, 0, G_OPTION_ARG_NONE, &opt_unconfined,
+          N_ ("Run the assistant's commands without the second wall inside the VM (seccomp "
+              "filter, Landlock), for a program that needs a system call it refuses"),
+          NULL },
         /* Tests: with --local, a folder that stands in for a VM's (its logs, its policy). */
         { "vm-dir", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &opt_vm_dir,
           "With --local: use DIR as the VM folder (tests only)", "DIR" },
@@ -503,6 +508,7 @@ setup (Agent *a, const char *vm, GError **error)
                 corral_agent_session_set_mcp_manager (a->session, a->mcp);
         if (opt_max_steps > 0)
                 corral_agent_session_set_max_steps (a->session, (guint) opt_max_steps);
+        corral_agent_session_set_unconfined_commands (a->session, opt_unconfined);
         return TRUE;
 }
 

@@ -247,6 +247,18 @@ on_exited (CorralProcess *proc, Ctl *ctl)
 {
         int code = corral_process_get_exit_code (proc);
         int sig = corral_process_get_term_signal (proc);
+        const char *const *refused = corral_process_get_refused_calls (proc);
+
+        if (refused && refused[0]) {
+                g_autofree char *list = g_strjoinv (", ", (char **) refused);
+                g_autofree char *msg = g_strdup_printf (
+                        _ ("the sandbox refused system calls the command made: %s (SECURITY.md "
+                           "A7). Most programs fall back on their own; if this one failed "
+                           "because of it and you trust it, run it again with --unconfined"),
+                        list);
+
+                fail (msg);
+        }
 
         if (ctl->forced_status) {
                 finish (ctl, ctl->forced_status);

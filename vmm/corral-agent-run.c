@@ -36,6 +36,7 @@ corral_run_result_free (CorralRunResult *result)
                 return;
         g_clear_pointer (&result->stdout_data, g_bytes_unref);
         g_clear_pointer (&result->stderr_data, g_bytes_unref);
+        g_clear_pointer (&result->refused_calls, g_strfreev);
         g_free (result);
 }
 
@@ -76,6 +77,7 @@ run_waited (GObject *source, GAsyncResult *result, gpointer user_data)
         res->exit_code = corral_process_get_exit_code (rd->proc);
         res->term_signal = corral_process_get_term_signal (rd->proc);
         res->timed_out = corral_process_get_timed_out (rd->proc);
+        res->refused_calls = g_strdupv ((char **) corral_process_get_refused_calls (rd->proc));
         res->stdout_data = g_byte_array_free_to_bytes (g_steal_pointer (&rd->out));
         res->stderr_data = g_byte_array_free_to_bytes (g_steal_pointer (&rd->err));
         g_task_return_pointer (task, res, (GDestroyNotify) corral_run_result_free);

@@ -39,6 +39,7 @@ struct _CorralProcess {
         int exit_code;
         int term_signal;
         gboolean timed_out;
+        GStrv refused; /* system calls the guest's filter refused (names checked), or NULL */
         GError *error; /* connection lost or detached */
 
         GQueue waiters; /* Waiter */
@@ -106,6 +107,7 @@ corral_process_finalize (GObject *object)
         CorralProcess *self = CORRAL_PROCESS (object);
 
         g_clear_error (&self->error);
+        g_clear_pointer (&self->refused, g_strfreev);
         G_OBJECT_CLASS (corral_process_parent_class)->finalize (object);
 }
 
@@ -287,6 +289,43 @@ on_data (gpointer owner,
         }
 }
 
+/* A system call's name as the guest reports it: at most 31 of [a-z0-9_]. */
+static gboolean
+syscall_name_valid (const char *s)
+{
+        gsize n = 0;
+
+        for (; s && *s; s++, n++)
+                if (!(g_ascii_islower (*s) || g_ascii_isdigit (*s) || *s == '_'))
+                        return FALSE;
+        return n > 0 && n < 32;
+}
+
+/* "refused": at most 8 names; anything else is a malformed event. */
+static gboolean
+parse_refused (CorralProcess *self, const cJSON *params)
+{
+        const cJSON *arr = cJSON_GetObjectItemCaseSensitive (params, "refused");
+        g_autoptr (GStrvBuilder) b = NULL;
+        const cJSON *item;
+        int n = 0;
+
+        if (!arr)
+                return TRUE;
+        if (!cJSON_IsArray (arr) || cJSON_GetArraySize (arr) > 8)
+                return FALSE;
+        b = g_strv_builder_new ();
+        cJSON_ArrayForEach (item, arr) {
+                if (!cJSON_IsString (item) || !syscall_name_valid (item->valuestring))
+                        return FALSE;
+                g_strv_builder_add (b, item->valuestring);
+                n++;
+        }
+        if (n > 0)
+                self->refused = g_strv_builder_end (b);
+        return TRUE;
+}
+
 static gboolean
 parse_exit (CorralProcess *self, const cJSON *params)
 {
@@ -302,7 +341,7 @@ parse_exit (CorralProcess *self, const cJSON *params)
         self->exit_code = has_code ? (int) code : -1;
         self->term_signal = (int) sig;
         self->timed_out = timed_out;
-        return TRUE;
+        return parse_refused (self, params);
 }
 
 static void
@@ -465,6 +504,13 @@ corral_process_get_timed_out (CorralProcess *self)
 {
         g_return_val_if_fail (CORRAL_IS_PROCESS (self), FALSE);
         return self->exited && self->timed_out;
+}
+
+const char *const *
+corral_process_get_refused_calls (CorralProcess *self)
+{
+        g_return_val_if_fail (CORRAL_IS_PROCESS (self), NULL);
+        return self->exited ? (const char *const *) self->refused : NULL;
 }
 
 /* Spawn and attach ------------------------------------------------------------------------------ */

@@ -52,6 +52,9 @@ int corral_process_get_exit_code (CorralProcess *self);
 /* 0 unless a signal ended the process. */
 int corral_process_get_term_signal (CorralProcess *self);
 gboolean corral_process_get_timed_out (CorralProcess *self);
+/* The system calls the guest's seccomp filter refused the process (and its children), names
+ * checked (SECURITY.md A7); NULL when none, or before it exited. */
+const char *const *corral_process_get_refused_calls (CorralProcess *self);
 
 /* Sends data to stdin, in frames within the agent's credit; completes once the last frame has
  * been written to the connection. */
@@ -90,6 +93,7 @@ typedef struct {
         gboolean truncated; /* some output past max_output was drained and dropped */
         guint64 stdout_total; /* bytes the process wrote, kept or not */
         guint64 stderr_total;
+        GStrv refused_calls; /* corral_process_get_refused_calls(), or NULL */
 } CorralRunResult;
 
 void corral_run_result_free (CorralRunResult *result);

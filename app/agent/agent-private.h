@@ -27,6 +27,7 @@ struct _CorralAgentSession {
 
         guint max_steps;
         guint shell_default_timeout_s;
+        gboolean unconfined_commands; /* the person lifted the VM's second wall for this task */
         guint shell_max_timeout_s;
         gsize shell_head_tail;
 

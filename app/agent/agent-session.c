@@ -219,6 +219,20 @@ corral_agent_session_set_max_steps (CorralAgentSession *self, guint max_steps)
 }
 
 void
+corral_agent_session_set_unconfined_commands (CorralAgentSession *self, gboolean unconfined)
+{
+        g_return_if_fail (CORRAL_IS_AGENT_SESSION (self));
+        self->unconfined_commands = unconfined;
+}
+
+gboolean
+corral_agent_session_get_unconfined_commands (CorralAgentSession *self)
+{
+        g_return_val_if_fail (CORRAL_IS_AGENT_SESSION (self), FALSE);
+        return self->unconfined_commands;
+}
+
+void
 corral_agent_session_set_shell_limits (CorralAgentSession *self,
                                        guint default_timeout_s,
                                        guint max_timeout_s,

@@ -65,6 +65,26 @@ status_text (Shell *shell)
         return g_strdup_printf (_ ("[exit status %d]"), card->exit_code);
 }
 
+/* The system calls the VM's filter refused the command (SECURITY.md A7), explained to the
+ * model: which calls, that programs usually fall back, and that only the person can lift it. */
+static char *
+refused_text (const char *const *calls)
+{
+        g_autofree char *list = NULL;
+
+        if (!calls || !calls[0])
+                return g_strdup ("");
+        list = g_strjoinv (", ", (char **) calls);
+        return g_strdup_printf (
+                _ ("[the sandbox refused these system calls: %s (the second wall inside the VM "
+                   "refuses calls aimed at the kernel). Most programs fall back on their own; if "
+                   "this command failed because of it, do not look for a way around: tell the "
+                   "person which program needs it. Only they can let it run without that wall: "
+                   "the task setting “Let Programs Use Blocked System Calls” (corralctl agent "
+                   "--unconfined-commands, corralctl exec --unconfined).]\n"),
+                list);
+}
+
 int
 agent_shell_parse_status (const char *line, gsize len)
 {
@@ -96,6 +116,7 @@ waited (GObject *source, GAsyncResult *result, gpointer user_data)
         g_autoptr (GError) error = NULL;
         g_autofree char *output = NULL;
         g_autofree char *status = NULL;
+        g_autofree char *refused = NULL;
 
         if (!corral_process_wait_finish (CORRAL_PROCESS (source), result, &error)) {
                 char *text =
@@ -105,13 +126,15 @@ waited (GObject *source, GAsyncResult *result, gpointer user_data)
                 return;
         }
         output = agent_capture_to_text (&shell->capture);
+        refused = refused_text (corral_process_get_refused_calls (shell->proc));
         status = status_text (shell);
         shell_free (shell);
+        /* The status stays the last line (agent_shell_parse_status). */
         agent_tool_call_return (
                 call,
-                g_strdup_printf ("%s%s%s", *output ? output : _ ("(no output)\n"),
+                g_strdup_printf ("%s%s%s%s", *output ? output : _ ("(no output)\n"),
                                  *output && output[strlen (output) - 1] != '\n' ? "\n" : "",
-                                 status),
+                                 refused, status),
                 call->card->timed_out);
 }
 
@@ -178,6 +201,8 @@ agent_tool_shell (AgentToolCall *call)
         call->card->title = shell_title (command);
         spec = corral_exec_spec_new_shell (command);
         corral_exec_spec_set_timeout_ms (spec, (guint64) timeout * 1000);
+        /* Only the person's setting, never the model's arguments, lifts the second wall. */
+        corral_exec_spec_set_unconfined (spec, self->unconfined_commands);
         if (cwd)
                 corral_exec_spec_set_cwd (spec, cwd);
         shell = g_new0 (Shell, 1);

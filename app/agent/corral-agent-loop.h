@@ -187,6 +187,12 @@ void corral_agent_session_set_shell_limits (CorralAgentSession *self,
                                             guint max_timeout_s,
                                             gsize output_head_tail);
 
+/* The person's task setting: the shell tool's commands run without the VM's second wall
+ * (seccomp filter, Landlock; SECURITY.md A7, A8, A10). Off by default; nothing the model sends
+ * changes it. */
+void corral_agent_session_set_unconfined_commands (CorralAgentSession *self, gboolean unconfined);
+gboolean corral_agent_session_get_unconfined_commands (CorralAgentSession *self);
+
 /* Runs one task. Fails with G_IO_ERROR_CANCELLED when cancelled (the running command is killed),
  * with the provider's CORRAL_LLM_ERROR when the model cannot be reached, with
  * G_IO_ERROR_BUSY while another task runs. */
