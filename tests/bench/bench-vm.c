@@ -2,7 +2,8 @@
  *   1. boot: bare kernel to its first userspace program vs the minimal image to the first
  *      `exec true` through CorralAgentClient (goal <= 1.3);
  *   2. exec round trip of /bin/true vs the physical limit (in-guest spawn + channel ping, goal
- *      <= 1.2) and vs qemu-guest-agent guest-exec on the same VM (goal: never slower);
+ *      <= 1.2), vs qemu-guest-agent guest-exec on the same VM (goal: never slower), and under
+ *      the second wall (seccomp + Landlock, the default) vs without it (goal <= 1.05);
  *   3. stdout streaming of 64 MiB through Corral (qemu-ga can only capture: 16 MiB for contrast).
  * The image is built (or taken from the cache) with guest-image/minimal/build-minimal; set
  * CORRAL_BENCH_VM_IMAGE / CORRAL_BENCH_VM_IMAGE_QGA to image directories to skip that.
@@ -322,12 +323,13 @@ main (void)
         int rounds = env_int ("BENCH_VM_ROUNDS", 200);
         g_autoptr (GArray) corral = g_array_new (FALSE, FALSE, sizeof (double));
         g_autoptr (GArray) qga = g_array_new (FALSE, FALSE, sizeof (double));
+        g_autoptr (GArray) unconfined = g_array_new (FALSE, FALSE, sizeof (double));
         g_autoptr (GArray) pings = g_array_new (FALSE, FALSE, sizeof (double));
         g_autoptr (GArray) spawns = g_array_new (FALSE, FALSE, sizeof (double));
         g_autofree char *loop = NULL;
         CorralAgentClient *client;
-        CorralExecSpec *spec, *loop_spec;
-        double c, g, p, spawn, limit, t_stream, t_cap, t_pipe;
+        CorralExecSpec *spec, *loop_spec, *free_spec;
+        double c, g, p, u, spawn, limit, t_stream, t_cap, t_pipe;
         guint64 streamed = 0;
         g_autoptr (GError) error = NULL;
         gsize captured = 0;
@@ -343,8 +345,11 @@ main (void)
         client = bench_vm_connect_agent (&vm);
         q = qga_connect (&vm);
         spec = corral_exec_spec_new_argv (true_argv);
+        free_spec = corral_exec_spec_new_argv (true_argv);
+        corral_exec_spec_set_unconfined (free_spec, TRUE);
         for (int i = 0; i < 5; i++) { /* warm up both (page cache, first-run costs) */
                 corral_run_result_free (bench_vm_run (client, &vm, spec, 4096));
+                corral_run_result_free (bench_vm_run (client, &vm, free_spec, 4096));
                 qga_exec (&q, "\"path\":\"/bin/true\"", 0, NULL, NULL);
         }
         /* In blocks, each of them an interleaved run of both agents followed by the in-guest
@@ -361,11 +366,15 @@ main (void)
                 double ua, ub;
 
                 for (int i = 0; i < rounds / SPAWN_BLOCKS; i++) {
-                        double t0 = bench_now (), tc, tg;
+                        double t0 = bench_now (), tc, tg, tu;
                         int polls = 0;
 
                         corral_run_result_free (bench_vm_run (client, &vm, spec, 4096));
                         tc = bench_now () - t0;
+                        t0 = bench_now ();
+                        corral_run_result_free (bench_vm_run (client, &vm, free_spec, 4096));
+                        tu = bench_now () - t0;
+                        g_array_append_val (unconfined, tu);
                         tg = qga_exec (&q, "\"path\":\"/bin/true\"", 0, NULL, &polls);
                         polls_total += polls;
                         g_array_append_val (corral, tc);
@@ -381,6 +390,7 @@ main (void)
                 g_array_append_val (spawns, (double){ (ub - ua) / (rounds / SPAWN_BLOCKS) });
         }
         corral_exec_spec_unref (spec);
+        corral_exec_spec_unref (free_spec);
         corral_exec_spec_unref (loop_spec);
         for (int i = 0; i < 50; i++) {
                 double t = ping (client, &vm);
@@ -390,6 +400,7 @@ main (void)
 
         c = bench_median (corral) * 1000;
         g = bench_median (qga) * 1000;
+        u = bench_median (unconfined) * 1000;
         p = bench_median (pings) * 1000;
         limit = spawn * 1000 + p;
         g_print ("in-guest spawn of /bin/true (sh loop, /proc/uptime, median of %d blocks): %.2f "
@@ -404,6 +415,9 @@ main (void)
                  c, limit, spawn * 1000, p, c / limit);
         g_print ("vm exec true vs qemu-ga: %.2f ms vs %.2f ms, ratio %.2f (goal <= 1.0)\n", c, g,
                  c / g);
+        g_print ("vm exec true under seccomp + Landlock vs unconfined: %.2f ms vs %.2f ms, ratio "
+                 "%.2f (goal <= 1.05)\n",
+                 c, u, c / u);
 
         /* Row 3. */
         t_stream = bench_stream_zero (client, STREAM_BYTES, &streamed, &error);

@@ -579,6 +579,46 @@ send_exit (FakePeer *peer, guint32 channel, int code)
         fake_peer_send_json (peer, PROTO_FRAME_EVENT, proto_event_new ("exec.exit", params));
 }
 
+/* The refused system calls in exec.exit come from the guest: only short [a-z0-9_] names, at
+ * most eight; anything else is a protocol error (SECURITY.md P3, A7). */
+static void
+test_refused_calls_checked (Fixture *fx, gconstpointer data)
+{
+        const char *const bad[] = { "[\"\\u001b[31mbpf\"]",
+                                    "[\"a b\"]",
+                                    "[1]",
+                                    "\"bpf\"",
+                                    "[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\"]",
+                                    "[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]",
+                                    "[\"\"]" };
+        guint i = GPOINTER_TO_UINT (data);
+        g_autoptr (CorralProcess) proc = NULL;
+        cJSON *params = cJSON_CreateObject ();
+        guint32 channel;
+
+        connect_peer (fx, 4096);
+        proc = fake_spawn (fx, &channel);
+        fake_peer_send (fx->peer, PROTO_FRAME_DATA, PROTO_STREAM_STDOUT | PROTO_DATA_EOF, channel,
+                        NULL, 0);
+        fake_peer_send (fx->peer, PROTO_FRAME_DATA, PROTO_STREAM_STDERR | PROTO_DATA_EOF, channel,
+                        NULL, 0);
+        cJSON_AddNumberToObject (params, "proc", 1);
+        cJSON_AddNumberToObject (params, "channel", channel);
+        cJSON_AddNumberToObject (params, "code", 1);
+        if (i < G_N_ELEMENTS (bad)) {
+                cJSON_AddItemToObject (params, "refused", cJSON_Parse (bad[i]));
+                fake_peer_send_json (fx->peer, PROTO_FRAME_EVENT,
+                                     proto_event_new ("exec.exit", params));
+                assert_protocol_error (fx);
+                return;
+        }
+        cJSON_AddItemToObject (params, "refused", cJSON_Parse ("[\"bpf\",\"io_uring_setup\"]"));
+        fake_peer_send_json (fx->peer, PROTO_FRAME_EVENT, proto_event_new ("exec.exit", params));
+        test_process_wait (proc, NULL);
+        g_assert_cmpstrv (corral_process_get_refused_calls (proc),
+                          ((const char *const[]){ "bpf", "io_uring_setup", NULL }));
+}
+
 static void
 test_credit_returned (Fixture *fx, gconstpointer data)
 {
@@ -733,6 +773,14 @@ main (int argc, char **argv)
         ADD ("/agent-fake/violation/random-garbage", test_random_garbage);
         ADD ("/agent-fake/violation/data-beyond-credit", test_data_beyond_credit);
         ADD ("/agent-fake/violation/data-on-input-stream", test_data_on_input_stream);
+        for (guint i = 0; i <= 7; i++) {
+                g_autofree char *path =
+                        i < 7 ? g_strdup_printf ("/agent-fake/violation/refused-calls-bad-%u", i)
+                              : g_strdup ("/agent-fake/request/refused-calls");
+
+                g_test_add (path, Fixture, GUINT_TO_POINTER (i), fixture_setup,
+                            test_refused_calls_checked, fixture_teardown);
+        }
         ADD ("/agent-fake/credit/returned-in-batches", test_credit_returned);
         ADD ("/agent-fake/credit/write-respects-credit", test_write_respects_credit);
         ADD ("/agent-fake/heartbeat/silent-peer", test_heartbeat_silent_peer);

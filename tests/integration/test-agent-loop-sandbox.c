@@ -234,6 +234,76 @@ test_refusal_explained (void)
         g_assert_null (strstr (log, "old.example"));
 }
 
+/* A command the VM's seccomp filter refused calls (SECURITY.md A7): the model is told which,
+ * that programs usually fall back, and that only the person can lift the wall. */
+static void
+test_refused_calls_explained (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autofree char *probe =
+                g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "tests", "confine-probe", NULL);
+        g_autoptr (cJSON) input = cJSON_CreateObject ();
+        g_autofree char *in = NULL;
+        const char *out;
+        char *json;
+
+        (void) vm_dir; /* as for a VM: its folder with the logs */
+
+        cJSON_AddStringToObject (input, "command", probe);
+        /* A model cannot lift the wall by asking. */
+        cJSON_AddTrueToObject (input, "unconfined");
+        cJSON_AddFalseToObject (input, "confine");
+        json = cJSON_PrintUnformatted (input);
+        in = g_strdup (json);
+        cJSON_free (json);
+        fix_push (fix, NULL, "shell", in, "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "probe", NULL);
+        g_assert_no_error (fix->error);
+        out = fix_output (fix, 0);
+        g_test_message ("%s", out);
+        g_assert_nonnull (strstr (out, "the sandbox refused these system calls: bpf, "));
+        g_assert_nonnull (strstr (out, "tell the person which program needs it"));
+        g_assert_nonnull (strstr (out, "--unconfined"));
+        g_assert_nonnull (strstr (out, "Let Programs Use Blocked System Calls"));
+        /* bounded: eight names at most, and the status is still the last line */
+        g_assert_true (g_str_has_suffix (out, "[exit status 0]"));
+}
+
+/* The person's task setting lifts the wall for the shell tool's commands; nothing is refused
+ * and nothing explained. */
+static void
+test_unconfined_setting (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autofree char *probe =
+                g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "tests", "confine-probe", NULL);
+        g_autofree char *cmd = g_strdup_printf ("%s; grep '^Seccomp:' /proc/self/status", probe);
+        g_autoptr (cJSON) input = cJSON_CreateObject ();
+        g_autofree char *in = NULL;
+        const char *out;
+        char *json;
+
+        (void) vm_dir; /* as for a VM: its folder with the logs */
+
+        g_assert_false (corral_agent_session_get_unconfined_commands (fix->session));
+        corral_agent_session_set_unconfined_commands (fix->session, TRUE);
+        cJSON_AddStringToObject (input, "command", cmd);
+        json = cJSON_PrintUnformatted (input);
+        in = g_strdup (json);
+        cJSON_free (json);
+        fix_push (fix, NULL, "shell", in, "tool");
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "probe", NULL);
+        g_assert_no_error (fix->error);
+        out = fix_output (fix, 0);
+        g_assert_null (strstr (out, "the sandbox refused"));
+        g_assert_nonnull (strstr (out, "keyctl ok"));
+        g_assert_nonnull (strstr (out, "Seccomp:\t0"));
+}
+
 static char *
 policy_text (const char *vm_dir)
 {
@@ -802,6 +872,9 @@ main (int argc, char **argv)
         g_test_init (&argc, &argv, NULL);
         g_test_add_func ("/agent-loop/sandbox/prompt", test_prompt);
         g_test_add_func ("/agent-loop/sandbox/refusal-explained", test_refusal_explained);
+        g_test_add_func ("/agent-loop/sandbox/refused-calls-explained",
+                         test_refused_calls_explained);
+        g_test_add_func ("/agent-loop/sandbox/unconfined-setting", test_unconfined_setting);
         g_test_add_data_func ("/agent-loop/sandbox/approval/network-task",
                               GINT_TO_POINTER (CORRAL_AGENT_ANSWER_ALLOW_TASK),
                               test_approval_network);

@@ -189,4 +189,48 @@ out=$("$CTL" exec agtest -- sh -c 'for c in /proc/[0-9]*/comm; do
 	read -r n <"$c" 2>/dev/null && [ "$n" = sleep ] && echo sleeping; done; true') ||
 	fail "cannot list the guest's processes"
 [ -z "$out" ] || fail "the command's process group outlived corralctl"
+
+# The second wall (SECURITY.md A7, A8), in the guest's own kernel.
+log "each command runs under the seccomp filter and Landlock; the services are out of reach"
+PROBE=$CORRAL_BUILD_DIR/tests/confine-probe
+[ -x "$PROBE" ] || fail "no confine-probe in $CORRAL_BUILD_DIR"
+"$CTL" info agtest >"$DATA/info.out" 2>&1 || fail "corralctl info failed: $(cat "$DATA/info.out")"
+grep -q '"landlock":[[:space:]]*"on (ABI [0-9]*)"' "$DATA/info.out" ||
+	fail "Landlock is not on in the guest: $(grep -A3 confinement "$DATA/info.out")"
+grep -q '"seccomp":[[:space:]]*"on (' "$DATA/info.out" || fail "the seccomp filter is not on"
+"$CTL" exec -i agtest -- sh -c 'cat >/tmp/probe && chmod 0755 /tmp/probe' <"$PROBE" ||
+	fail "cannot copy confine-probe into the guest"
+"$CTL" exec agtest -- /tmp/probe >"$DATA/probe.out" 2>&1 || fail "confine-probe failed: $(cat "$DATA/probe.out")"
+python3 - "$DATA/info.out" "$DATA/probe.out" <<'PY' || fail "a refused call got through in the guest"
+import json, sys
+text = open(sys.argv[1]).read()
+info = json.loads(text[text.index("{"):])
+got = dict(l.split(" ", 1) for l in open(sys.argv[2]).read().splitlines() if " " in l)
+refused = info["confinement"]["refused"]
+bad = [f"{n}: {got.get(n)} (want {e})" for n, e in refused.items() if got.get(n) != e]
+bad += [f"{n}: {got.get(n)}" for n, e in (("int80", "EPERM"), ("personality-query", "ok"),
+                                           ("getpid", "ok")) if got.get(n) != e]
+if bad:
+    sys.exit("\n".join(bad))
+PY
+out=$("$CTL" exec agtest -- sh -c '
+	for f in /dev/virtio-ports/* /dev/vport* /dev/fuse /dev/vsock /run/corral/net.env; do
+		[ -e "$f" ] && (: <"$f") 2>/dev/null && echo "opened $f"
+	done
+	kill -0 $PPID 2>/dev/null && echo "signalled the agent"
+	[ -e /proc/$PPID ] && echo "sees the agent in /proc"
+	for c in /proc/[0-9]*/comm; do
+		read -r n <"$c" 2>/dev/null && case $n in corral-*) echo "sees $n";; esac
+	done
+	scope=$(cat /proc/sys/kernel/yama/ptrace_scope)
+	[ "$scope" = 1 ] || echo "ptrace_scope is $scope"
+	echo x >/workspace/notes/confined.txt || echo "cannot write the share"
+	echo x >/tmp/t && echo x >"$HOME/t" || echo "cannot write /tmp or home"
+	(echo x >/etc/corral-probe) 2>/dev/null && echo "wrote /etc"
+	true') || fail "the reach checks did not run: $out"
+[ -z "$out" ] || fail "a command reached what it must not: $out"
+[ -e "$DATA/notes/confined.txt" ] || fail "the confined write to the share did not arrive"
+out=$("$CTL" exec --unconfined agtest -- grep '^Seccomp:' /proc/self/status) ||
+	fail "exec --unconfined failed: $out"
+[ "$out" = "Seccomp:	0" ] || fail "exec --unconfined still ran under a filter: $out"
 log "PASS"

@@ -237,6 +237,22 @@ out=$(run "cd /tmp && pip download --no-deps --index-url http://host.corral.inte
 	fail "pip download failed: $out"
 grep -q 'corral_demo-1.0-py3-none-any.whl' <<<"$out" || fail "pip downloaded '$out'"
 
+# Everyday work under the second wall (seccomp, Landlock: SECURITY.md A7, A8), as every command
+# above already ran: a virtual environment and pip install through the proxy, git clone and commit,
+# a Node.js script.
+log "everyday work under the seccomp filter and Landlock: venv + pip install, git, node"
+out=$(run 'grep "^Seccomp:" /proc/self/status') || fail "cannot read the command's status"
+[ "$out" = "Seccomp:	2" ] || fail "commands do not run under the filter: $out"
+out=$(run "cd ~ && python3 -m venv venv && venv/bin/pip install -q --index-url http://host.corral.internal:$HTTP/simple/ --trusted-host host.corral.internal corral-demo 2>&1 && venv/bin/pip list 2>/dev/null | grep -i corral") ||
+	fail "venv + pip install failed under the filter: $out"
+grep -qi 'corral.demo' <<<"$out" || fail "pip install left '$out'"
+out=$(run "cd /tmp && git clone -q -b main https://host.corral.internal:$HTTPS/git/repo.git clone && cd clone && echo more >>readme && git -c user.name=t -c user.email=t@t commit -qam more && git log --oneline | wc -l") ||
+	fail "git clone + commit failed under the filter: $out"
+[ "$out" = 2 ] || fail "git log counted '$out'"
+out=$(run "cd /tmp && printf 'const fs = require(\"fs\"); fs.writeFileSync(\"n.txt\", String(6 * 7)); console.log(fs.readFileSync(\"n.txt\", \"utf8\"));' >s.js && node s.js") ||
+	fail "node failed under the filter: $out"
+[ "$out" = 42 ] || fail "node printed '$out'"
+
 log "refusals: a host no rule allows, a placeholder to an unbound host, a real-looking token"
 out=$(run "curl -sS -D - -o /dev/null http://host.corral.internal:$DENIED/hello") || true
 grep -q '^HTTP/1.1 403' <<<"$out" || fail "a host with no rule was not refused: $out"
