@@ -266,6 +266,7 @@ typedef struct {
         CorralAgentClient *client;
         char *vm_name;
         char *vm_dir;
+        gboolean unconfined_commands;
         gboolean resume;
         /* found on the worker thread */
         char *session_id; /* resume: the id in the task record, or NULL */
@@ -346,6 +347,7 @@ make_async (gboolean resume,
             CorralAgentClient *client,
             const char *vm_name,
             const char *vm_dir,
+            gboolean unconfined_commands,
             GCancellable *cancellable,
             GAsyncReadyCallback callback,
             gpointer user_data)
@@ -362,6 +364,7 @@ make_async (gboolean resume,
         m->client = g_object_ref (client);
         m->vm_name = g_strdup (vm_name);
         m->vm_dir = g_strdup (vm_dir);
+        m->unconfined_commands = unconfined_commands;
         g_task_set_source_tag (task, make_async);
         g_task_set_task_data (task, m, (GDestroyNotify) making_free);
         g_task_run_in_thread (task, look_up);
@@ -374,14 +377,15 @@ corral_agent_source_new_async (CorralLlmProviderKind kind,
                                CorralAgentClient *client,
                                const char *vm_name,
                                const char *vm_dir,
+                               gboolean unconfined_commands,
                                GCancellable *cancellable,
                                GAsyncReadyCallback callback,
                                gpointer user_data)
 {
         g_return_if_fail (CORRAL_IS_AGENT_CLIENT (client));
         g_return_if_fail (vm_dir != NULL);
-        make_async (FALSE, kind, model, base_url, client, vm_name, vm_dir, cancellable, callback,
-                    user_data);
+        make_async (FALSE, kind, model, base_url, client, vm_name, vm_dir, unconfined_commands,
+                    cancellable, callback, user_data);
 }
 
 void
@@ -391,14 +395,15 @@ corral_agent_source_resume_async (CorralLlmProviderKind kind,
                                   CorralAgentClient *client,
                                   const char *vm_name,
                                   const char *vm_dir,
+                                  gboolean unconfined_commands,
                                   GCancellable *cancellable,
                                   GAsyncReadyCallback callback,
                                   gpointer user_data)
 {
         g_return_if_fail (CORRAL_IS_AGENT_CLIENT (client));
         g_return_if_fail (vm_dir != NULL);
-        make_async (TRUE, kind, model, base_url, client, vm_name, vm_dir, cancellable, callback,
-                    user_data);
+        make_async (TRUE, kind, model, base_url, client, vm_name, vm_dir, unconfined_commands,
+                    cancellable, callback, user_data);
 }
 
 CorralAgentSource *
@@ -432,6 +437,8 @@ corral_agent_source_new_finish (GAsyncResult *result, GError **error)
                         (GDestroyNotify) g_strfreev, NULL, NULL, on_session_recorded, NULL);
         }
         corral_agent_session_set_vm (session, m->vm_name, m->vm_dir);
+        /* Resumed sessions too: the setting is the task's; transcripts do not keep it. */
+        corral_agent_session_set_unconfined_commands (session, m->unconfined_commands);
         if (m->shares)
                 corral_agent_session_set_shares (session, m->shares);
         corral_agent_session_set_credential_names (session, (const char *const *) m->names);

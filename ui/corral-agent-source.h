@@ -22,13 +22,16 @@ CorralAgentSession *corral_agent_source_get_session (CorralAgentSource *self);
 /* A session for a started workspace: the provider's key from the keychain (or the environment),
  * the VM's shares and credential names (never values) looked up on a worker thread, the
  * provider and session made here. model: NULL or "" for the provider's default; base_url:
- * NULL or "" for the provider's (OpenAI-compatible servers). client: connected to the VM. */
+ * NULL or "" for the provider's (OpenAI-compatible servers). client: connected to the VM.
+ * unconfined_commands: the task's setting (CorralTaskConfig), the shell tool's commands run
+ * without the VM's second wall. */
 void corral_agent_source_new_async (CorralLlmProviderKind kind,
                                     const char *model,
                                     const char *base_url,
                                     CorralAgentClient *client,
                                     const char *vm_name,
                                     const char *vm_dir,
+                                    gboolean unconfined_commands,
                                     GCancellable *cancellable,
                                     GAsyncReadyCallback callback,
                                     gpointer user_data);
@@ -42,6 +45,7 @@ void corral_agent_source_resume_async (CorralLlmProviderKind kind,
                                        CorralAgentClient *client,
                                        const char *vm_name,
                                        const char *vm_dir,
+                                       gboolean unconfined_commands,
                                        GCancellable *cancellable,
                                        GAsyncReadyCallback callback,
                                        gpointer user_data);

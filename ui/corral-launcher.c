@@ -22,6 +22,7 @@ corral_task_config_copy (const CorralTaskConfig *config)
         copy->vcpus = config->vcpus;
         copy->network_preset = g_strdup (config->network_preset);
         copy->network_allow = g_strdupv (config->network_allow);
+        copy->unconfined_commands = config->unconfined_commands;
         return copy;
 }
 

@@ -23,6 +23,9 @@ typedef struct {
         guint vcpus;
         char *network_preset; /* "none", "package-managers", "allowlist", "open-web" */
         char **network_allow; /* (nullable) */
+        /* The assistant's commands run without the VM's second wall (SECURITY.md A7, A8,
+         * A10); only the person turns it on. */
+        gboolean unconfined_commands;
 } CorralTaskConfig;
 
 CorralTaskConfig *corral_task_config_copy (const CorralTaskConfig *config);

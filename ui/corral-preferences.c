@@ -155,6 +155,23 @@ spin_row (CorralPreferences *self,
         return row;
 }
 
+/* An AdwActionRow with a GtkSwitch: AdwSwitchRow needs libadwaita 1.4. */
+static GtkWidget *
+switch_row (CorralPreferences *self, const char *title, const char *subtitle, const char *key)
+{
+        GtkWidget *row = adw_action_row_new ();
+        GtkWidget *toggle = gtk_switch_new ();
+
+        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+        adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+        gtk_widget_set_valign (toggle, GTK_ALIGN_CENTER);
+        corral_ui_set_accessible_label (toggle, title);
+        g_settings_bind (self->settings, key, toggle, "active", G_SETTINGS_BIND_DEFAULT);
+        adw_action_row_add_suffix (ADW_ACTION_ROW (row), toggle);
+        adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), toggle);
+        return row;
+}
+
 /* Assistant ------------------------------------------------------------------------------------ */
 
 static const char *const provider_ids[] = { "anthropic", "openai", NULL };
@@ -656,6 +673,13 @@ build_workspace (CorralPreferences *self)
                  "memory-mib");
         add_row (self, group, spin_row (self, _ ("Processors"), NULL, "vcpus", 1, 64, 1), "vcpus");
         add_row (self, group, combo_row (self, _ ("Image"), "image", image_ids, labels), "image");
+        add_row (self, group,
+                 switch_row (self, _ ("Let Programs Use Blocked System Calls"),
+                             _ ("Turns off the extra protection around each program in new "
+                                "tasks’ workspaces; the workspace still keeps them away from "
+                                "this computer. Only for a program that needs it."),
+                             "unconfined-commands"),
+                 "unconfined-commands");
         self->images_list = new_group (page, _ ("Images on This Computer"), NULL);
         self->pending++;
         corral_ui_run_in_thread (images_list, NULL, NULL, (GDestroyNotify) g_ptr_array_unref,

@@ -102,6 +102,7 @@ static gboolean
 parse_config (const cJSON *obj, CorralTaskConfig *config, GError **error)
 {
         const cJSON *allow = cJSON_GetObjectItemCaseSensitive (obj, "network_allow");
+        const cJSON *unconfined = cJSON_GetObjectItemCaseSensitive (obj, "unconfined_commands");
         const char *folder, *mode, *image, *preset;
         CorralEgressPreset preset_value;
         double memory, vcpus;
@@ -123,6 +124,9 @@ parse_config (const cJSON *obj, CorralTaskConfig *config, GError **error)
                 return invalid (error, _ ("unknown image"));
         if (!corral_egress_preset_from_string (preset, &preset_value))
                 return invalid (error, _ ("unknown network preset"));
+        /* Absent in records written before the setting, and whenever it is off. */
+        if (unconfined && !cJSON_IsBool (unconfined))
+                return invalid (error, _ ("“%s” is not true or false"), "unconfined_commands");
         if (allow &&
             (!cJSON_IsArray (allow) || cJSON_GetArraySize (allow) > CORRAL_TASK_RECORD_MAX_RULES))
                 return invalid (error, _ ("“network_allow” is not a list of at most %d rules"),
@@ -144,6 +148,7 @@ parse_config (const cJSON *obj, CorralTaskConfig *config, GError **error)
         config->network_preset = g_strdup (preset);
         config->memory_mib = (guint) memory;
         config->vcpus = (guint) vcpus;
+        config->unconfined_commands = cJSON_IsTrue (unconfined);
         return TRUE;
 }
 
@@ -209,6 +214,8 @@ corral_task_record_to_json (const CorralTaskRecord *record)
         cJSON_AddStringToObject (root, "network_preset", config->network_preset);
         for (guint i = 0; config->network_allow && config->network_allow[i]; i++)
                 cJSON_AddItemToArray (allow, cJSON_CreateString (config->network_allow[i]));
+        if (config->unconfined_commands)
+                cJSON_AddTrueToObject (root, "unconfined_commands");
         text = cJSON_Print (root);
         cJSON_Delete (root);
         return text;

@@ -102,7 +102,8 @@ connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
                 g_str_equal (provider, "openai") ? CORRAL_LLM_PROVIDER_OPENAI
                                                  : CORRAL_LLM_PROVIDER_ANTHROPIC,
                 model, base_url, CORRAL_AGENT_CLIENT (result->agent_client), result->vm_name,
-                result->vm_dir, NULL, on_assistant_ready, g_object_ref (self));
+                result->vm_dir, self->config && self->config->unconfined_commands, NULL,
+                on_assistant_ready, g_object_ref (self));
 }
 
 /* Worker thread: the task's record, so it can be reopened even after its VM is removed. */
@@ -212,6 +213,8 @@ on_first_run_start (CorralWindow *self)
                 .vcpus = g_settings_get_uint (self->settings, "vcpus"),
                 .network_preset = preset,
                 .network_allow = g_settings_get_strv (self->settings, "network-allow"),
+                .unconfined_commands =
+                        g_settings_get_boolean (self->settings, "unconfined-commands"),
         };
 
         corral_task_config_free (self->config);

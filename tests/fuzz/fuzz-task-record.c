@@ -38,5 +38,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         g_assert_cmpstr (again->config->network_preset, ==, record->config->network_preset);
         g_assert_true (g_strv_equal ((const char *const *) again->config->network_allow,
                                      (const char *const *) record->config->network_allow));
+        g_assert_cmpint (again->config->unconfined_commands, ==,
+                         record->config->unconfined_commands);
         return 0;
 }

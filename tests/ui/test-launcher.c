@@ -179,9 +179,11 @@ test_launcher_finish (TestLauncher *self)
                                          "Cannot open qemu:///session: libvirt is not installed");
                 return;
         }
-        if (!resuming)
+        if (!resuming) {
+                self->unconfined_commands = config->unconfined_commands;
                 g_assert_true (corral_shares_add (self->vm_dir, config->folder, config->mode, NULL,
                                                   NULL, NULL, &error));
+        }
         g_assert_no_error (error);
         result = g_new0 (CorralLaunchResult, 1);
         result->vm_name = g_strdup ("task-test");

@@ -23,6 +23,7 @@ struct _TestLauncher {
         char *resumed; /* the VM of the last resume call */
         gboolean resuming; /* the task in progress is a resume */
         gboolean recreated; /* the last resume made a removed workspace again */
+        gboolean unconfined_commands; /* of the config the last workspace was made with */
 };
 
 /* Shares the folder in vm_dir (offline: shares.json) and finishes the start; a resume finds

@@ -829,6 +829,12 @@ prefs_loaded (gpointer data)
         return corral_preferences_get_loaded (data);
 }
 
+static gboolean
+switch_on (gpointer toggle)
+{
+        return gtk_switch_get_active (toggle);
+}
+
 static void
 test_preferences (Fixture *f, gconstpointer data)
 {
@@ -839,6 +845,7 @@ test_preferences (Fixture *f, gconstpointer data)
         g_autoptr (GError) error = NULL;
         g_autofree char *policy_path = g_build_filename (f->vm_dir, "egress-policy.json", NULL);
         g_autoptr (CorralEgressPolicy) policy = NULL;
+        GtkWidget *toggle, *row;
 
         g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
         gtk_window_set_default_size (prefs, 700, 720);
@@ -865,6 +872,20 @@ test_preferences (Fixture *f, gconstpointer data)
         g_assert_nonnull (
                 ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_GROUP, "Memory")
                         ?: ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_LABEL, "Memory"));
+        /* Off by default; activating its row, as a click does, turns it on and sets the key. */
+        toggle = ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_SWITCH,
+                               "Let Programs Use Blocked System Calls");
+        g_assert_nonnull (toggle);
+        row = gtk_widget_get_ancestor (toggle, ADW_TYPE_ACTION_ROW);
+        g_assert_nonnull (row);
+        g_assert_false (gtk_switch_get_active (GTK_SWITCH (toggle)));
+        g_assert_false (g_settings_get_boolean (f->settings, "unconfined-commands"));
+        adw_action_row_activate (ADW_ACTION_ROW (row));
+        /* The switch moves (an animation) before it is on. */
+        g_assert_true (ui_test_wait (switch_on, toggle, 2000));
+        g_assert_true (g_settings_get_boolean (f->settings, "unconfined-commands"));
+        g_settings_set_boolean (f->settings, "unconfined-commands", FALSE);
+        g_assert_false (gtk_switch_get_active (GTK_SWITCH (toggle)));
         gtk_window_destroy (prefs);
 }
 
@@ -1090,7 +1111,7 @@ test_reopen (Fixture *f, gconstpointer data)
 static void
 test_reopen_removed (Fixture *f, gconstpointer data)
 {
-        g_autoptr (CorralDemoSource) demo = start_session (f);
+        g_autoptr (CorralDemoSource) demo = NULL;
         g_autoptr (CorralTaskRecord) record = NULL;
         g_autoptr (GPtrArray) shares = NULL;
         g_autofree char *shares_file = g_build_filename (f->vm_dir, "shares.json", NULL);
@@ -1099,12 +1120,19 @@ test_reopen_removed (Fixture *f, gconstpointer data)
         void *row_args[] = { NULL, (void *) "Documents", NULL };
         GtkWidget *sessions, *row;
 
+        /* The person lifted the second wall for new tasks: this one keeps it lifted. */
+        g_settings_set_boolean (f->settings, "unconfined-commands", TRUE);
+        demo = start_session (f);
         g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
+        g_assert_true (f->launcher->unconfined_commands);
         g_assert_true (ui_test_wait (record_written, (gpointer) "task-test", 5000));
         record = corral_task_record_load ("task-test", NULL);
         g_assert_cmpstr (record->config->folder, ==, f->folder);
         g_assert_cmpint (record->config->mode, ==, FS_MODE_RW_NODELETE);
         g_assert_cmpstr (record->config->image, ==, "minimal");
+        g_assert_true (record->config->unconfined_commands);
+        /* Later tasks go back to the default; the earlier task's own setting stands. */
+        g_settings_set_boolean (f->settings, "unconfined-commands", FALSE);
         /* A damaged record beside it is skipped, never fatal. */
         damaged = g_build_filename (dir, "task-20240101-000000.json", NULL);
         g_assert_true (g_file_set_contents (damaged, "{\"version\":1,\"vm\":\"x", -1, NULL));
@@ -1129,6 +1157,7 @@ test_reopen_removed (Fixture *f, gconstpointer data)
         test_launcher_finish (f->launcher);
         wait_page (f, "session");
         g_assert_true (f->launcher->recreated);
+        g_assert_true (f->launcher->unconfined_commands);
         /* The same folder, shared the same way, in the new workspace. */
         shares = corral_shares_list (f->vm_dir, NULL);
         g_assert_nonnull (shares);
@@ -1221,6 +1250,15 @@ test_task_record (void)
                 "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"/a\",\"mode\":\"rw\","
                 "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
                 "\"vcpus\":1,\"network_allow\":[3]}",
+                "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"/a\",\"mode\":\"rw\","
+                "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
+                "\"vcpus\":1,\"unconfined_commands\":\"true\"}",
+                "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"/a\",\"mode\":\"rw\","
+                "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
+                "\"vcpus\":1,\"unconfined_commands\":1}",
+                "{\"version\":1,\"vm\":\"t\",\"created\":1,\"folder\":\"/a\",\"mode\":\"rw\","
+                "\"image\":\"minimal\",\"network_preset\":\"none\",\"memory_mib\":512,"
+                "\"vcpus\":1,\"unconfined_commands\":null}",
         };
 
         g_assert_nonnull (out);
@@ -1235,6 +1273,32 @@ test_task_record (void)
         g_assert_cmpstr (out->config->network_preset, ==, "allowlist");
         g_assert_true (g_strv_equal ((const char *const *) out->config->network_allow,
                                      (const char *const *) config.network_allow));
+        /* Off: not written, and a record without it (an older one too) reads as off. */
+        g_assert_false (out->config->unconfined_commands);
+        g_assert_null (strstr (json, "unconfined_commands"));
+        /* On: written, and read back. */
+        config.unconfined_commands = TRUE;
+        {
+                g_autofree char *on = corral_task_record_to_json (&in);
+                g_autoptr (CorralTaskRecord) back =
+                        corral_task_record_from_json (on, strlen (on), NULL);
+
+                g_assert_nonnull (strstr (on, "\"unconfined_commands\""));
+                g_assert_nonnull (back);
+                g_assert_true (back->config->unconfined_commands);
+        }
+        {
+                static const char off[] =
+                        "{\"version\":1,\"vm\":\"task-1\",\"created\":1,\"folder\":\"/a\","
+                        "\"mode\":\"rw\",\"image\":\"minimal\",\"network_preset\":\"none\","
+                        "\"memory_mib\":512,\"vcpus\":1,\"unconfined_commands\":false}";
+                g_autoptr (GError) error = NULL;
+                g_autoptr (CorralTaskRecord) back =
+                        corral_task_record_from_json (off, strlen (off), &error);
+
+                g_assert_no_error (error);
+                g_assert_false (back->config->unconfined_commands);
+        }
         for (gsize i = 0; i < G_N_ELEMENTS (bad); i++) {
                 g_autoptr (GError) error = NULL;
                 g_autoptr (CorralTaskRecord) r =
