@@ -117,7 +117,7 @@ typedef struct {
         int landlock_err;
         int ruleset_fd; /* built for ruleset_home, on first use */
         char *ruleset_home;
-        bool ruleset_ca; /* the session CA existed when it was built */
+        unsigned ruleset_present; /* which places existed when it was built (confine.c) */
 } Confine;
 
 struct Agent {

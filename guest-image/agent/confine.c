@@ -405,20 +405,34 @@ build_ruleset (int abi, const char *home)
         return ruleset;
 }
 
+/* Which of the places a rule names exist now: a rule needs its path to exist when it is made,
+ * and /workspace (made by the shares' service) or the session CA (the network's) can appear
+ * after the first command. */
+static unsigned
+places_present (void)
+{
+        static const char *const places[] = { "/workspace", "/var/tmp", SESSION_CA };
+        unsigned mask = 0;
+
+        for (unsigned i = 0; i < sizeof places / sizeof places[0]; i++)
+                if (access (places[i], F_OK) == 0)
+                        mask |= 1u << i;
+        return mask;
+}
+
 int
 confine_ruleset (Confine *c, const char *home, int *ret_fd)
 {
-        bool ca;
+        unsigned present;
         int fd;
 
         *ret_fd = -1;
         if (c->landlock_abi <= 0)
                 return 0;
-        /* Built again when the home changes or the session CA appears (the network's session
-         * can start after the first command). */
-        ca = access (SESSION_CA, F_OK) == 0;
+        /* Built again when the home changes or one of those places appears. */
+        present = places_present ();
         if (c->ruleset_fd >= 0 && c->ruleset_home && home && strcmp (c->ruleset_home, home) == 0 &&
-            c->ruleset_ca == ca) {
+            c->ruleset_present == present) {
                 *ret_fd = c->ruleset_fd;
                 return 0;
         }
@@ -432,7 +446,7 @@ confine_ruleset (Confine *c, const char *home, int *ret_fd)
         free (c->ruleset_home);
         c->ruleset_fd = fd;
         c->ruleset_home = home ? strdup (home) : NULL;
-        c->ruleset_ca = ca;
+        c->ruleset_present = present;
         *ret_fd = fd;
         return 0;
 }
