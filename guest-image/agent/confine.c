@@ -326,19 +326,34 @@ confine_clear (Confine *c)
 #define READ_RIGHTS                                                                                \
         (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 
+/* The agent never waits on a file system here: /workspace is a FUSE mount whose server is on the
+ * host, and a VM in the warm pool has none connected yet. An O_PATH open and a statx with
+ * AT_STATX_DONT_SYNC (cached attributes) send FUSE nothing; fstat or access would ask, and
+ * block the agent until a host answers. */
+static bool
+path_type (int dirfd, const char *path, int flags, mode_t *ret_mode)
+{
+        struct statx stx;
+
+        if (statx (dirfd, path, flags | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE,
+                   &stx) < 0)
+                return false;
+        *ret_mode = stx.stx_mode;
+        return true;
+}
+
 static int
 allow_path (int ruleset, const char *path, uint64_t rights, uint64_t handled)
 {
         struct landlock_path_beneath_attr attr = { .allowed_access = rights & handled };
         int fd = open (path, O_PATH | O_CLOEXEC);
         int r = 0;
-
-        struct stat st;
+        mode_t mode;
 
         if (fd < 0)
                 return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
         /* A file (a device, /vmlinuz) takes only the rights that apply to files. */
-        if (fstat (fd, &st) == 0 && !S_ISDIR (st.st_mode))
+        if (path_type (fd, "", AT_EMPTY_PATH, &mode) && !S_ISDIR (mode))
                 attr.allowed_access &= LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
                                        LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE;
         attr.parent_fd = fd;
@@ -413,9 +428,10 @@ places_present (void)
 {
         static const char *const places[] = { "/workspace", "/var/tmp", SESSION_CA };
         unsigned mask = 0;
+        mode_t mode;
 
         for (unsigned i = 0; i < sizeof places / sizeof places[0]; i++)
-                if (access (places[i], F_OK) == 0)
+                if (path_type (AT_FDCWD, places[i], 0, &mode))
                         mask |= 1u << i;
         return mask;
 }
