@@ -201,6 +201,28 @@ test_info (void)
         ctl_clear (&info);
 }
 
+/* Refused system calls are named to the person with the way out (SECURITY.md A7, A10); with
+ * --unconfined nothing is refused. The exit status stays the command's. */
+static void
+test_refused_calls_said (void)
+{
+        g_autofree char *probe =
+                g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "tests", "confine-probe", NULL);
+        Ctl conf = run_ctl (NULL, NULL, "exec", "--local", "--", probe, NULL);
+        Ctl free_run = run_ctl (NULL, NULL, "exec", "--local", "--unconfined", "--", probe, NULL);
+
+        g_assert_cmpint (conf.status, ==, 0);
+        g_assert_nonnull (strstr (conf.out, "keyctl EPERM"));
+        g_assert_nonnull (strstr (conf.err, "the sandbox refused system calls the command made: "
+                                            "bpf, "));
+        g_assert_nonnull (strstr (conf.err, "--unconfined"));
+        g_assert_cmpint (free_run.status, ==, 0);
+        g_assert_nonnull (strstr (free_run.out, "keyctl ok"));
+        g_assert_null (strstr (free_run.err, "refused"));
+        ctl_clear (&conf);
+        ctl_clear (&free_run);
+}
+
 /* Not a terminal here, so the PTY gets the default 24x80. */
 static void
 test_shell_pty (void)
@@ -568,6 +590,7 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/timeout", test_timeout);
         g_test_add_func ("/corralctl/errors", test_errors);
         g_test_add_func ("/corralctl/info", test_info);
+        g_test_add_func ("/corralctl/refused-calls-said", test_refused_calls_said);
         g_test_add_func ("/corralctl/shell-pty", test_shell_pty);
         g_test_add_func ("/corralctl/stop/ctrl-c-terminal", test_ctrl_c_terminal);
         g_test_add_func ("/corralctl/stop/sigterm-forwarded", test_sigterm_forwarded);
