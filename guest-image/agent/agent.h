@@ -117,7 +117,7 @@ typedef struct {
         int landlock_err;
         int ruleset_fd; /* built for ruleset_home, on first use */
         char *ruleset_home;
-        unsigned ruleset_present; /* which places existed when it was built (confine.c) */
+        uint64_t ruleset_places; /* what the places were when it was built (confine.c) */
 } Confine;
 
 struct Agent {

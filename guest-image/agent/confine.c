@@ -420,35 +420,45 @@ build_ruleset (int abi, const char *home)
         return ruleset;
 }
 
-/* Which of the places a rule names exist now: a rule needs its path to exist when it is made,
- * and /workspace (made by the shares' service) or the session CA (the network's) can appear
- * after the first command. */
-static unsigned
-places_present (void)
+/* What the places a rule names are now, as one number. A rule needs its path to exist when it
+ * is made, and holds the object it found: /workspace is the root of the shares' FUSE mount,
+ * which appears after boot and is a new object each time corral-fs mounts it again (Landlock
+ * skips the directory under a mount point, so a rule made before the mount would not cover the
+ * shares); the session CA appears when the network's session starts. */
+static uint64_t
+places_fingerprint (void)
 {
         static const char *const places[] = { "/workspace", "/var/tmp", SESSION_CA };
-        unsigned mask = 0;
-        mode_t mode;
+        uint64_t h = 1469598103934665603ULL;
 
-        for (unsigned i = 0; i < sizeof places / sizeof places[0]; i++)
-                if (path_type (AT_FDCWD, places[i], 0, &mode))
-                        mask |= 1u << i;
-        return mask;
+        for (unsigned i = 0; i < sizeof places / sizeof places[0]; i++) {
+                struct statx stx = { 0 };
+                uint64_t v[3] = { 0, 0, 0 };
+
+                if (statx (AT_FDCWD, places[i], AT_STATX_DONT_SYNC, STATX_INO, &stx) == 0) {
+                        v[0] = ((uint64_t) stx.stx_dev_major << 32) | stx.stx_dev_minor;
+                        v[1] = stx.stx_ino;
+                        v[2] = 1;
+                }
+                for (unsigned k = 0; k < 3; k++)
+                        h = (h ^ v[k]) * 1099511628211ULL;
+        }
+        return h;
 }
 
 int
 confine_ruleset (Confine *c, const char *home, int *ret_fd)
 {
-        unsigned present;
+        uint64_t places;
         int fd;
 
         *ret_fd = -1;
         if (c->landlock_abi <= 0)
                 return 0;
-        /* Built again when the home changes or one of those places appears. */
-        present = places_present ();
+        /* Built again when the home or one of those places changes. */
+        places = places_fingerprint ();
         if (c->ruleset_fd >= 0 && c->ruleset_home && home && strcmp (c->ruleset_home, home) == 0 &&
-            c->ruleset_present == present) {
+            c->ruleset_places == places) {
                 *ret_fd = c->ruleset_fd;
                 return 0;
         }
@@ -462,7 +472,7 @@ confine_ruleset (Confine *c, const char *home, int *ret_fd)
         free (c->ruleset_home);
         c->ruleset_fd = fd;
         c->ruleset_home = home ? strdup (home) : NULL;
-        c->ruleset_present = present;
+        c->ruleset_places = places;
         *ret_fd = fd;
         return 0;
 }
