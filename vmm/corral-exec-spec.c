@@ -143,13 +143,6 @@ corral_exec_spec_set_unconfined (CorralExecSpec *spec, gboolean unconfined)
         spec->unconfined = unconfined;
 }
 
-gboolean
-corral_exec_spec_get_unconfined (const CorralExecSpec *spec)
-{
-        g_return_val_if_fail (spec != NULL, FALSE);
-        return spec->unconfined;
-}
-
 void
 corral_exec_spec_set_rlimit (CorralExecSpec *spec, const char *name, guint64 value)
 {

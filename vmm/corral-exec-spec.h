@@ -34,7 +34,6 @@ void corral_exec_spec_set_background (CorralExecSpec *spec, gboolean background)
 /* Without the second wall (seccomp filter and Landlock, SECURITY.md A7/A8): only when the
  * person asked for it, for a program that needs a refused call. */
 void corral_exec_spec_set_unconfined (CorralExecSpec *spec, gboolean unconfined);
-gboolean corral_exec_spec_get_unconfined (const CorralExecSpec *spec);
 /* name: "nproc", "fsize", "nofile" or "cpu". */
 void corral_exec_spec_set_rlimit (CorralExecSpec *spec, const char *name, guint64 value);
 /* 0 = agent default. */

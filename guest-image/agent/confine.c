@@ -46,7 +46,7 @@ typedef struct {
         When when;
         unsigned arg;
         uint64_t value;
-        const char *why; /* SECURITY.md A7 lists the same table */
+        const char *why; /* documents the entry; SECURITY.md A7 lists the same table */
 } DenyRule;
 
 /* personality() flags that bring back old, unsafe address-space behaviour. ADDR_NO_RANDOMIZE
@@ -101,15 +101,6 @@ static const DenyRule deny_rules[] = {
         { "iopl", EPERM, WHEN_ALWAYS, 0, 0, "I/O ports" },
         { "ioperm", EPERM, WHEN_ALWAYS, 0, 0, "I/O ports" },
 };
-
-const char *
-confine_deny_reason (const char *syscall_name)
-{
-        for (size_t i = 0; i < sizeof deny_rules / sizeof deny_rules[0]; i++)
-                if (strcmp (deny_rules[i].name, syscall_name) == 0)
-                        return deny_rules[i].why;
-        return NULL;
-}
 
 /* personality(0xffffffff) only asks; any other value with bit 31 set would be stored as it is,
  * so one with an old-ABI flag could hide behind that bit. libseccomp 2.5 allows one comparison

@@ -132,8 +132,6 @@ void confine_take_listener (Agent *a, Proc *p);
 void confine_add_refused (cJSON *obj, const Proc *p);
 /* Adds "confinement" {"seccomp": text, "landlock": text} to an info result. */
 void confine_describe (const Confine *c, cJSON *res);
-/* What a refused system call is about ("the kernel keyring"), or NULL if it is not refused. */
-const char *confine_deny_reason (const char *syscall_name);
 
 /* spawn.c */
 typedef struct {
