@@ -72,7 +72,7 @@ python3 - "$IMAGE/manifest.json" <<'PY' || fail "manifest lacks spec/packages/bo
 import json, sys
 m = json.load(open(sys.argv[1]))
 assert m["image"] == "standard" and m["inputs_hash"]
-for p in ("python3", "git", "curl", "nodejs", "fuse3", "ca-certificates"):
+for p in ("python3", "git", "curl", "nodejs", "fuse3", "ca-certificates", "gcc", "make"):
     assert p in m["packages"], p
 assert m["boot"]["disk"] == "disk.qcow2" and m["spec"]["user"]["uid"] == 1000
 PY

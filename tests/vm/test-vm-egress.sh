@@ -239,8 +239,8 @@ grep -q 'corral_demo-1.0-py3-none-any.whl' <<<"$out" || fail "pip downloaded '$o
 
 # Everyday work under the second wall (seccomp, Landlock: SECURITY.md A7, A8), as every command
 # above already ran: a virtual environment and pip install through the proxy, git clone and commit,
-# a Node.js script.
-log "everyday work under the seccomp filter and Landlock: venv + pip install, git, node"
+# a Node.js script, make of a small C program.
+log "everyday work under the seccomp filter and Landlock: venv + pip install, git, node, make"
 out=$(run 'grep "^Seccomp:" /proc/self/status') || fail "cannot read the command's status"
 [ "$out" = "Seccomp:	2" ] || fail "commands do not run under the filter: $out"
 out=$(run "cd ~ && python3 -m venv venv && venv/bin/pip install -q --index-url http://host.corral.internal:$HTTP/simple/ --trusted-host host.corral.internal corral-demo 2>&1 && venv/bin/pip list 2>/dev/null | grep -i corral") ||
@@ -252,6 +252,9 @@ out=$(run "cd /tmp && git clone -q -b main https://host.corral.internal:$HTTPS/g
 out=$(run "cd /tmp && printf 'const fs = require(\"fs\"); fs.writeFileSync(\"n.txt\", String(6 * 7)); console.log(fs.readFileSync(\"n.txt\", \"utf8\"));' >s.js && node s.js") ||
 	fail "node failed under the filter: $out"
 [ "$out" = 42 ] || fail "node printed '$out'"
+out=$(run "mkdir -p /tmp/hello && cd /tmp/hello && echo 'int main(void) { return 6 * 7; }' >hello.c && printf 'hello: hello.c\n\t\$(CC) -O2 -o \$@ hello.c\n' >Makefile && make -s && { ./hello; echo \$?; }") ||
+	fail "make of a small C program failed under the filter: $out"
+[ "$out" = 42 ] || fail "the C program exited with '$out'"
 
 log "refusals: a host no rule allows, a placeholder to an unbound host, a real-looking token"
 out=$(run "curl -sS -D - -o /dev/null http://host.corral.internal:$DENIED/hello") || true
