@@ -7,7 +7,9 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-G_DEFINE_QUARK (corral - egress - error - quark, corral_egress_error)
+/* clang-format off */
+G_DEFINE_QUARK (corral-egress-error-quark, corral_egress_error)
+/* clang-format on */
 
 static gboolean
 fail (GError **error, const char *message)

@@ -6,7 +6,9 @@
 
 #include <glib/gi18n-lib.h>
 
-G_DEFINE_QUARK (corral - agent - error - quark, corral_agent_error)
+/* clang-format off */
+G_DEFINE_QUARK (corral-agent-error-quark, corral_agent_error)
+/* clang-format on */
 
 static const struct {
         const char *code;

@@ -20,7 +20,9 @@
 #define STDERR_TAIL_LINES 12
 #define DEFAULT_CMDLINE "console=ttyS0 quiet panic=-1"
 
-G_DEFINE_QUARK (corral - image - error - quark, corral_image_error)
+/* clang-format off */
+G_DEFINE_QUARK (corral-image-error-quark, corral_image_error)
+/* clang-format on */
 
 void
 corral_image_free (CorralImage *image)

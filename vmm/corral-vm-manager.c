@@ -36,8 +36,11 @@ struct _CorralVmManager {
         CorralHostSelection *sel;
 };
 
+/* clang-format off */
+G_DEFINE_QUARK (corral-vm-error-quark, corral_vm_error)
+/* clang-format on */
+
 G_DEFINE_FINAL_TYPE (CorralVmManager, corral_vm_manager, G_TYPE_OBJECT)
-G_DEFINE_QUARK (corral - vm - error - quark, corral_vm_error)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (virDomain, virDomainFree)
 

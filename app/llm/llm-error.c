@@ -4,7 +4,9 @@
  */
 #include "llm-error.h"
 
-G_DEFINE_QUARK (corral - llm - error - quark, corral_llm_error)
+/* clang-format off */
+G_DEFINE_QUARK (corral-llm-error-quark, corral_llm_error)
+/* clang-format on */
 
 gboolean
 corral_llm_error_is_transient (const GError *error)

@@ -8,7 +8,9 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK (corral - mcp - error - quark, corral_mcp_error)
+/* clang-format off */
+G_DEFINE_QUARK (corral-mcp-error-quark, corral_mcp_error)
+/* clang-format on */
 
 /* JSON numbers are doubles in cJSON; ids past 2^53 would not round-trip. */
 #define MAX_SAFE_INT 9007199254740991.0

@@ -24,7 +24,9 @@
 /* A protected path longer than this is not a path anybody means. */
 #define MAX_PATTERN_LEN 4096
 
-G_DEFINE_QUARK (corral - managed - policy - error - quark, fs_managed_error)
+/* clang-format off */
+G_DEFINE_QUARK (corral-managed-policy-error-quark, fs_managed_error)
+/* clang-format on */
 
 const char *
 fs_managed_policy_path (void)
