@@ -10,6 +10,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-paths.h"
+#include "corral-unix.h"
 #include "corral-vmm.h"
 #include "corralctl-agent.h"
 #include "corralctl-image.h"
@@ -218,28 +219,14 @@ on_disconnected (CorralAgentClient *client, GError *error, Ctl *ctl)
 /* Output and input --------------------------------------------------------------------------- */
 
 static void
-write_all (int fd, const guint8 *data, gsize len)
-{
-        while (len > 0) {
-                gssize n = write (fd, data, len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return;
-                data += n;
-                len -= (gsize) n;
-        }
-}
-
-static void
 on_output (CorralProcess *proc, guint stream, GBytes *bytes, Ctl *ctl)
 {
         gsize len;
         const guint8 *data = g_bytes_get_data (bytes, &len);
 
         /* A blocking write is the flow control: no credit goes back until it is done. */
-        write_all (stream == CORRAL_PROCESS_STDERR ? STDERR_FILENO : STDOUT_FILENO, data, len);
+        (void) corral_write_all (stream == CORRAL_PROCESS_STDERR ? STDERR_FILENO : STDOUT_FILENO,
+                                 data, len);
 }
 
 static void

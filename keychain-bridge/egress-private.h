@@ -4,10 +4,6 @@
  */
 #pragma once
 
-#include <cjson/cJSON.h>
-#include <glib.h>
+#include "corral-cjson.h"
 
-#ifndef CORRAL_CJSON_AUTOPTR
-#define CORRAL_CJSON_AUTOPTR
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (cJSON, cJSON_Delete)
-#endif
+#include <glib.h>

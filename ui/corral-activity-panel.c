@@ -4,15 +4,13 @@
  */
 #include "corral-activity-panel.h"
 
-#include <cjson/cJSON.h>
 #include <glib/gi18n.h>
 #include <string.h>
 
 #include "corral-ui-util.h"
+#include "corral-cjson.h"
 
 #define MAX_ENTRIES 200
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (cJSON, cJSON_Delete)
 
 static const char *
 str (const cJSON *obj, const char *key)

@@ -1,4 +1,5 @@
-/* corral-unix.h — connecting to a unix socket (plain C, for host and guest code).
+/* corral-unix.h — small unix helpers: connecting to a unix socket, writing a whole buffer
+ * (plain C, for host and guest code).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -39,4 +40,26 @@ static inline int
 corral_unix_connect (const char *path)
 {
         return corral_unix_connect_full (path, 0);
+}
+
+/* Writes all len bytes, retrying after EINTR and short writes. Returns 0, or a negative errno
+ * (-EIO when write returned 0). For blocking descriptors. */
+static inline int
+corral_write_all (int fd, const void *data, size_t len)
+{
+        const char *p = data;
+
+        while (len > 0) {
+                ssize_t n = write (fd, p, len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
 }

@@ -12,12 +12,11 @@
  */
 #pragma once
 
-#include <cjson/cJSON.h>
+#include "corral-cjson.h"
+
 #include <gio/gio.h>
 
 G_BEGIN_DECLS
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (cJSON, cJSON_Delete)
 
 #define CORRAL_AGENT_ERROR (corral_agent_error_quark ())
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
+#include "corral-unix.h"
 
 #define BUF_SIZE (256u * 1024u) /* per port and direction: the most we hold for a slow side */
 #define STREAM_CHUNK (64u * 1024u) /* at most this much per libvirt stream message */
@@ -533,22 +534,6 @@ console_stop (Bridge *b, gboolean graceful)
         b->console_fd = -1;
 }
 
-static gboolean
-write_all (int fd, const void *data, size_t len)
-{
-        while (len > 0) {
-                ssize_t n = write (fd, data, len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return FALSE;
-                data = (const guint8 *) data + n;
-                len -= (size_t) n;
-        }
-        return TRUE;
-}
-
 /* FALSE when the copy ends here: the log failed or is full. */
 static gboolean
 console_append (Bridge *b, const char *data, size_t len)
@@ -556,15 +541,16 @@ console_append (Bridge *b, const char *data, size_t len)
         static const char full[] = "\n[corral-chanbridge: this console log reached 16 MiB; "
                                    "the rest of the console is not kept]\n";
         size_t n = MIN (len, (size_t) (CONSOLE_MAX - b->console_size));
+        int r = corral_write_all (b->console_fd, data, n);
 
-        if (!write_all (b->console_fd, data, n)) {
-                say ("console log: %s; no longer copying the console", g_strerror (errno));
+        if (r < 0) {
+                say ("console log: %s; no longer copying the console", g_strerror (-r));
                 return FALSE;
         }
         b->console_size += (off_t) n;
         if (b->console_size < CONSOLE_MAX)
                 return TRUE;
-        write_all (b->console_fd, full, sizeof full - 1);
+        (void) corral_write_all (b->console_fd, full, sizeof full - 1);
         say ("the console log reached 16 MiB; no longer copying the console");
         return FALSE;
 }

@@ -6,8 +6,8 @@
 
 #include "corral-glib-compat.h"
 #include "corral-paths.h"
+#include "corral-cjson.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
@@ -208,8 +208,6 @@ json_string (const cJSON *obj, const char *key)
         const cJSON *item = cJSON_GetObjectItemCaseSensitive (obj, key);
         return cJSON_IsString (item) ? item->valuestring : NULL;
 }
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (cJSON, cJSON_Delete)
 
 /* Boot artifact KEY of the manifest's "boot" object (or DEFAULT_NAME), which must be listed in
  * "artifacts". Returns FALSE with INVALID on a bad entry; *out NULL when absent and optional. */

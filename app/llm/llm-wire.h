@@ -10,12 +10,11 @@
 
 #include "llm-conversation.h"
 #include "llm-events.h"
+#include "corral-cjson.h"
 
 G_BEGIN_DECLS
 
 /* Private: other modules (vmm) declare the same cleanup in their public headers. */
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (cJSON, cJSON_Delete)
-
 typedef struct {
         const char *path; /* appended to the base URL */
         char *(*build_body) (const CorralLlmConversation *conv, GError **error);

@@ -10,8 +10,7 @@
  */
 #pragma once
 
-/* For cJSON and its g_autoptr cleanup function, defined there once for the whole tree. */
-#include "corral-agent-client.h"
+#include "corral-cjson.h"
 
 #include <gio/gio.h>
 

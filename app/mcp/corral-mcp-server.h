@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include "corral-agent-client.h"
 #include "corral-mcp-message.h"
 
 G_BEGIN_DECLS

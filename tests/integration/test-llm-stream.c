@@ -6,13 +6,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "fake-llm-client.h"
+#include "corral-cjson.h"
 
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (cJSON, cJSON_Delete)
 
 #define ANTHROPIC GINT_TO_POINTER (CORRAL_LLM_PROVIDER_ANTHROPIC)
 #define OPENAI GINT_TO_POINTER (CORRAL_LLM_PROVIDER_OPENAI)

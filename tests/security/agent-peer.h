@@ -12,8 +12,7 @@
 #include <sys/types.h>
 
 #include "proto.h"
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (cJSON, cJSON_Delete)
+#include "corral-cjson.h"
 
 /* Like g_assert_true, but never returns on failure (the compiler knows it). */
 #define peer_require(x)                                                                            \
