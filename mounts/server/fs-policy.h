@@ -1,8 +1,11 @@
 /* fs-policy.h — the rules of a shared folder, as pure functions over relative paths.
  *
- * Nothing here touches the file system: the server resolves paths and stats files, then asks
- * these functions whether an operation is allowed. The rules are written out in SECURITY.md
- * ("Shared folders"); each returns the name of the rule that refuses, or NULL.
+ * Nothing here touches the file system. This header names every rule (FS_RULE_*), parses and
+ * describes the modes, and decides what can be decided from text alone (a symlink's target).
+ * The protected and hidden paths are one table in fs-paths.h, git's metadata rules are in
+ * fs-git.h; fs-ops-check.c applies those to a change, and the checks that need the file
+ * itself (mode, hard links, special files, limits) are made where each operation opens it, in
+ * fs-ops.c. The rules are written out in SECURITY.md ("Shared folders").
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
