@@ -1,5 +1,5 @@
 /* egress-stream.c — the proxy fed by the guest: one byte stream (a virtio-serial port, or a
- * socketpair in tests) carrying a channel per connection (guest/netmux.h, NET-PROTOCOL.md).
+ * socketpair in tests) carrying a channel per connection (proto/netmux.h, NET-PROTOCOL.md).
  * Each channel the guest opens becomes a socketpair whose far end is served by the proxy like
  * any client connection, so every rule applies to it unchanged.
  *
