@@ -17,6 +17,7 @@
 #include "corral-vm-gc.h"
 #include "corral-vm-manager.h"
 #include "corral-vm-pool.h"
+#include "corralctl-opts.h"
 #include "corralctl-share.h"
 
 #include <errno.h>
@@ -133,69 +134,58 @@ take_from_pool (CorralVmManager *m, const char *name, GPtrArray *shares)
         return -1;
 }
 
-static int
-cmd_pool (CorralVmManager *m, int argc, char **argv)
+/* Options of vm create and vm pool fill. */
+typedef struct {
+        char *image;
+        char *memory;
+        char *cpus;
+        char **shares;
+        gboolean from_pool;
+        /* memory and cpus, parsed (vm_options_size) */
+        guint memory_mib;
+        guint vcpus;
+} VmOptions;
+
+static void
+vm_options_clear (VmOptions *o)
 {
-        const char *sub = argc > 0 ? argv[0] : "";
-        guint memory = 512, cpus = 2, n, count = 0;
-        const char *image_name = "minimal";
+        g_free (o->image);
+        g_free (o->memory);
+        g_free (o->cpus);
+        g_strfreev (o->shares);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (VmOptions, vm_options_clear)
+
+/* Memory in MiB and vCPUs, strictly: the bounds are the domain XML's (corral-domain-xml.c). */
+static gboolean
+vm_options_size (const char *command, VmOptions *o)
+{
+        o->memory_mib = 512;
+        o->vcpus = 2;
+        return (!o->memory || corralctl_option_uint (command, "--memory", o->memory, 64,
+                                                     1024 * 1024, &o->memory_mib)) &&
+               (!o->cpus || corralctl_option_uint (command, "--cpus", o->cpus, 1, 256, &o->vcpus));
+}
+
+static int
+cmd_pool_fill (CorralVmManager *m, guint n, const VmOptions *o)
+{
+        guint count = 0;
         g_autoptr (GError) error = NULL;
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (CorralImage) image = NULL;
         g_autoptr (CorralVmPool) pool = NULL;
-        g_autoptr (GPtrArray) entries = NULL;
 
-        if (g_str_equal (sub, "ls") || g_str_equal (sub, "drain")) {
-                pool = corral_vm_pool_new (m, NULL);
-                if (g_str_equal (sub, "drain")) {
-                        corral_vm_pool_drain_async (pool, NULL, corralctl_got_result, &res);
-                        if (!corral_vm_pool_drain_finish (pool, corralctl_wait_for (&res), &count,
-                                                          &error))
-                                return report (error);
-                        g_print ("removed %u idle pool VMs\n", count);
-                        return 0;
-                }
-                corral_vm_pool_list_async (pool, NULL, corralctl_got_result, &res);
-                if (!(entries =
-                              corral_vm_pool_list_finish (pool, corralctl_wait_for (&res), &error)))
-                        return report (error);
-                g_print ("%-24s %-9s %-8s %s\n", "NAME", "STATE", "POOL", "ALIAS");
-                for (guint i = 0; i < entries->len; i++) {
-                        CorralVmPoolEntry *e = entries->pdata[i];
-                        g_print ("%-24s %-9s %-8s %s\n", e->name,
-                                 corral_vm_state_to_string (e->state),
-                                 corral_vm_pool_state_to_string (e->pool_state),
-                                 e->alias ? e->alias : "-");
-                }
-                return 0;
-        }
-        if (!g_str_equal (sub, "fill") || argc < 2) {
-                g_printerr ("usage: corralctl vm pool fill N [--image minimal] [--memory MiB] "
-                            "[--cpus N] | ls | drain\n");
-                return EXIT_CTL;
-        }
-        n = (guint) g_ascii_strtoull (argv[1], NULL, 10);
-        for (int i = 2; i < argc; i++) {
-                if (g_str_equal (argv[i], "--memory") && i + 1 < argc)
-                        memory = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
-                else if (g_str_equal (argv[i], "--cpus") && i + 1 < argc)
-                        cpus = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
-                else if (g_str_equal (argv[i], "--image") && i + 1 < argc)
-                        image_name = argv[++i];
-                else {
-                        g_printerr ("corralctl: unknown option “%s”\n", argv[i]);
-                        return EXIT_CTL;
-                }
-        }
-        if (!(image = ready_image (image_name, &error)))
+        if (!(image = ready_image (o->image ? o->image : "minimal", &error)))
                 return report (error);
         if (image->disk) {
                 /* Pool VMs share nothing yet: no per-VM overlay for disk images. */
                 g_printerr ("corralctl: the warm pool boots diskless images only (minimal)\n");
                 return EXIT_CTL;
         }
-        CorralVmSpec spec = { .memory_mib = memory,
-                              .vcpus = cpus,
+        CorralVmSpec spec = { .memory_mib = o->memory_mib,
+                              .vcpus = o->vcpus,
                               .kernel = image->kernel,
                               .initrd = image->initrd,
                               .cmdline = image->cmdline,
@@ -210,11 +200,43 @@ cmd_pool (CorralVmManager *m, int argc, char **argv)
 }
 
 static int
-cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
+cmd_pool_ls (CorralVmManager *m)
 {
-        guint memory = 512, cpus = 2;
-        const char *image_name = "minimal";
-        gboolean from_pool = FALSE;
+        g_autoptr (CorralVmPool) pool = corral_vm_pool_new (m, NULL);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GPtrArray) entries = NULL;
+
+        corral_vm_pool_list_async (pool, NULL, corralctl_got_result, &res);
+        if (!(entries = corral_vm_pool_list_finish (pool, corralctl_wait_for (&res), &error)))
+                return report (error);
+        g_print ("%-24s %-9s %-8s %s\n", "NAME", "STATE", "POOL", "ALIAS");
+        for (guint i = 0; i < entries->len; i++) {
+                CorralVmPoolEntry *e = entries->pdata[i];
+                g_print ("%-24s %-9s %-8s %s\n", e->name, corral_vm_state_to_string (e->state),
+                         corral_vm_pool_state_to_string (e->pool_state), e->alias ? e->alias : "-");
+        }
+        return 0;
+}
+
+static int
+cmd_pool_drain (CorralVmManager *m)
+{
+        g_autoptr (CorralVmPool) pool = corral_vm_pool_new (m, NULL);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GAsyncResult) res = NULL;
+        guint count = 0;
+
+        corral_vm_pool_drain_async (pool, NULL, corralctl_got_result, &res);
+        if (!corral_vm_pool_drain_finish (pool, corralctl_wait_for (&res), &count, &error))
+                return report (error);
+        g_print ("removed %u idle pool VMs\n", count);
+        return 0;
+}
+
+static int
+cmd_create (CorralVmManager *m, const char *name, const VmOptions *o)
+{
         int pool_ret;
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralImage) image = NULL;
@@ -222,31 +244,15 @@ cmd_create (CorralVmManager *m, const char *name, int argc, char **argv)
         g_autoptr (CorralVmInfo) info = NULL;
         g_autoptr (GPtrArray) shares = g_ptr_array_new ();
 
-        for (int i = 0; i < argc; i++) {
-                if (g_str_equal (argv[i], "--share") && i + 1 < argc)
-                        g_ptr_array_add (shares, argv[++i]);
-                else if (g_str_equal (argv[i], "--memory") && i + 1 < argc)
-                        memory = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
-                else if (g_str_equal (argv[i], "--cpus") && i + 1 < argc)
-                        cpus = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
-                else if (g_str_equal (argv[i], "--image") && i + 1 < argc)
-                        image_name = argv[++i];
-                else if (g_str_equal (argv[i], "--from-pool"))
-                        from_pool = TRUE;
-                else {
-                        g_printerr ("corralctl: unknown option “%s” (use --image NAME, "
-                                    "--memory MiB, --cpus N, --share PATH:MODE)\n",
-                                    argv[i]);
-                        return EXIT_CTL;
-                }
-        }
-        if (from_pool && (pool_ret = take_from_pool (m, name, shares)) >= 0)
+        for (char **sh = o->shares; sh && *sh; sh++)
+                g_ptr_array_add (shares, *sh);
+        if (o->from_pool && (pool_ret = take_from_pool (m, name, shares)) >= 0)
                 return pool_ret;
-        if (!(image = ready_image (image_name, &error)))
+        if (!(image = ready_image (o->image ? o->image : "minimal", &error)))
                 return report (error);
         CorralVmSpec spec = { .name = name,
-                              .memory_mib = memory,
-                              .vcpus = cpus,
+                              .memory_mib = o->memory_mib,
+                              .vcpus = o->vcpus,
                               .kernel = image->kernel,
                               .initrd = image->initrd,
                               .cmdline = image->cmdline,
@@ -316,18 +322,14 @@ cmd_stop (CorralVmManager *m, const char *name)
 }
 
 static int
-cmd_fork (CorralVmManager *m, const char *source, int argc, char **argv)
+cmd_fork (CorralVmManager *m, const char *source, const char *new_name)
 {
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralVmInfo) info = NULL;
         gint64 start = g_get_monotonic_time ();
 
-        if (argc != 1) {
-                g_printerr ("usage: corralctl vm fork SOURCE NEW\n");
-                return EXIT_CTL;
-        }
-        corral_vm_manager_fork_async (m, source, argv[0], NULL, corralctl_got_result, &res);
+        corral_vm_manager_fork_async (m, source, new_name, NULL, corralctl_got_result, &res);
         if (!(info = corral_vm_manager_fork_finish (m, corralctl_wait_for (&res), &error)))
                 return report (error);
         g_print ("%s: %s, forked from %s in %.1f s\n", info->name,
@@ -337,7 +339,7 @@ cmd_fork (CorralVmManager *m, const char *source, int argc, char **argv)
 }
 
 static int
-cmd_snapshot (CorralVmManager *m, const char *cmd, const char *name, int argc, char **argv)
+cmd_snapshot (CorralVmManager *m, const char *cmd, const char *name, const char *snapshot)
 {
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (GError) error = NULL;
@@ -354,15 +356,11 @@ cmd_snapshot (CorralVmManager *m, const char *cmd, const char *name, int argc, c
                         g_print ("%s\n", *n);
                 return 0;
         }
-        if (argc != 1) {
-                g_printerr ("usage: corralctl vm %s NAME SNAPSHOT\n", cmd);
-                return EXIT_CTL;
-        }
         if (g_str_equal (cmd, "snapshot-restore"))
                 op = CORRAL_VM_SNAPSHOT_REVERT;
         else if (g_str_equal (cmd, "snapshot-rm"))
                 op = CORRAL_VM_SNAPSHOT_DELETE;
-        corral_vm_manager_snapshot_async (m, name, argv[0], op, NULL, corralctl_got_result, &res);
+        corral_vm_manager_snapshot_async (m, name, snapshot, op, NULL, corralctl_got_result, &res);
         if (!corral_vm_manager_snapshot_finish (m, corralctl_wait_for (&res), &error))
                 return report (error);
         return 0;
@@ -416,63 +414,159 @@ ensure_services (CorralVmManager *m, const char *name, GPtrArray *shares, GError
         return services_ready (info->vm_dir, shares, error);
 }
 
+/* The vm subcommands: name, positional arguments, summary. */
+static const struct {
+        const char *name;
+        const char *parameter;
+        guint n_args;
+        const char *summary;
+} vm_commands[] = {
+        { "create", N_ ("NAME"), 1, N_ ("Create a VM and start it") },
+        { "ls", "", 0, N_ ("List the VMs") },
+        { "start", N_ ("NAME"), 1, N_ ("Start a VM that is shut off") },
+        { "stop", N_ ("NAME"), 1, N_ ("Shut a VM down, asking its agent first") },
+        { "pause", N_ ("NAME"), 1, N_ ("Pause a VM (its memory stays)") },
+        { "resume", N_ ("NAME"), 1, N_ ("Resume a paused VM") },
+        { "save", N_ ("NAME"), 1, N_ ("Save a VM's memory to disk and stop it") },
+        { "restore", N_ ("NAME"), 1, N_ ("Start a saved VM where it was") },
+        { "destroy", N_ ("NAME"), 1, N_ ("Power a VM off at once") },
+        { "rm", N_ ("NAME"), 1, N_ ("Remove a VM and its folder") },
+        { "fork", N_ ("SOURCE NEW"), 2, N_ ("Make a new VM from a copy of a running one") },
+        { "snapshot", N_ ("NAME SNAPSHOT"), 2, N_ ("Take a snapshot of a VM's disk") },
+        { "snapshot-restore", N_ ("NAME SNAPSHOT"), 2, N_ ("Go back to a snapshot") },
+        { "snapshot-rm", N_ ("NAME SNAPSHOT"), 2, N_ ("Remove a snapshot") },
+        { "snapshots", N_ ("NAME"), 1, N_ ("List a VM's snapshots") },
+        { "log", N_ ("NAME"), 1, N_ ("Show the end of a VM's console log") },
+        { "pool fill", N_ ("N"), 1, N_ ("Boot idle VMs into the warm pool until it holds N") },
+        { "pool ls", "", 0, N_ ("List the warm pool's VMs") },
+        { "pool drain", "", 0, N_ ("Remove the warm pool's idle VMs") },
+};
+
 static int
-usage (void)
+usage (FILE *out)
 {
-        g_printerr ("usage: corralctl vm create NAME [--image minimal] [--memory MiB] [--cpus N] "
-                    "[--from-pool] [--share PATH:ro|rw|rw-nodelete]...\n"
-                    "       corralctl vm pool fill N [--memory MiB] [--cpus N] | pool ls | "
-                    "pool drain\n"
-                    "       corralctl vm start|stop|pause|resume|save|restore|destroy|rm NAME\n"
-                    "       corralctl vm ls\n"
-                    "       corralctl vm fork SOURCE NEW\n"
-                    "       corralctl vm snapshot|snapshot-restore|snapshot-rm NAME SNAPSHOT\n"
-                    "       corralctl vm snapshots|log NAME\n");
-        return EXIT_CTL;
+        fprintf (out, _ ("Usage: corralctl vm COMMAND [OPTION…] [ARGUMENT…]\n\nCommands:\n"));
+        for (gsize i = 0; i < G_N_ELEMENTS (vm_commands); i++)
+                fprintf (out, "  %-16s %-14s %s\n", vm_commands[i].name,
+                         _ (vm_commands[i].parameter), _ (vm_commands[i].summary));
+        fprintf (out, _ ("\nUse “corralctl vm COMMAND --help” for a command's options.\n"));
+        return out == stdout ? 0 : EXIT_CTL;
 }
 
-int
-corralctl_vm_main (int argc, char **argv)
+static int
+run_vm_command (const char *cmd, const char *const *args, VmOptions *o)
 {
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralVmManager) m = NULL;
-        const char *cmd = argc > 1 ? argv[1] : NULL;
+        guint n;
 
-        corral_vm_manager_quiet_libvirt_logs ();
-        if (!cmd)
-                return usage ();
-        if (!g_str_equal (cmd, "ls") && argc < 3)
-                return usage ();
+        /* Every argument is checked before libvirt is asked anything. */
+        if (g_str_equal (cmd, "pool fill") &&
+            !corralctl_option_uint ("vm pool fill", "N", args[0], 1, 64, &n))
+                return EXIT_CTL;
+        if ((g_str_equal (cmd, "create") || g_str_equal (cmd, "pool fill")) &&
+            !vm_options_size (g_str_equal (cmd, "create") ? "vm create" : "vm pool fill", o))
+                return EXIT_CTL;
         if (!(m = corralctl_vm_open_manager (&error)))
                 return report (error);
         if (g_str_equal (cmd, "ls"))
                 return cmd_ls (m);
-        if (g_str_equal (cmd, "pool"))
-                return cmd_pool (m, argc - 2, argv + 2);
+        if (g_str_equal (cmd, "pool fill"))
+                return cmd_pool_fill (m, n, o);
+        if (g_str_equal (cmd, "pool ls"))
+                return cmd_pool_ls (m);
+        if (g_str_equal (cmd, "pool drain"))
+                return cmd_pool_drain (m);
         if (g_str_equal (cmd, "create"))
-                return cmd_create (m, argv[2], argc - 3, argv + 3);
+                return cmd_create (m, args[0], o);
         if (g_str_equal (cmd, "stop"))
-                return cmd_stop (m, argv[2]);
+                return cmd_stop (m, args[0]);
         if (g_str_equal (cmd, "fork"))
-                return cmd_fork (m, argv[2], argc - 3, argv + 3);
-        if (g_str_equal (cmd, "snapshot") || g_str_equal (cmd, "snapshot-restore") ||
-            g_str_equal (cmd, "snapshot-rm") || g_str_equal (cmd, "snapshots"))
-                return cmd_snapshot (m, cmd, argv[2], argc - 3, argv + 3);
+                return cmd_fork (m, args[0], args[1]);
+        if (g_str_has_prefix (cmd, "snapshot"))
+                return cmd_snapshot (m, cmd, args[0], args[1]);
         if (g_str_equal (cmd, "log"))
-                return cmd_log (m, argv[2]);
+                return cmd_log (m, args[0]);
         for (gsize i = 0; i < G_N_ELEMENTS (simple_ops); i++) {
                 g_autoptr (GAsyncResult) res = NULL;
 
                 if (!g_str_equal (cmd, simple_ops[i].name))
                         continue;
-                corral_vm_manager_op_async (m, argv[2], simple_ops[i].op, NULL,
+                corral_vm_manager_op_async (m, args[0], simple_ops[i].op, NULL,
                                             corralctl_got_result, &res);
                 if (!corral_vm_manager_op_finish (m, corralctl_wait_for (&res), &error) ||
-                    !ensure_services (m, argv[2], NULL, &error))
+                    !ensure_services (m, args[0], NULL, &error))
                         return report (error);
                 return 0;
         }
-        return usage ();
+        g_return_val_if_reached (EXIT_CTL);
+}
+
+int
+corralctl_vm_main (int argc, char **argv)
+{
+        g_auto (VmOptions) o = { 0 };
+        const GOptionEntry create_entries[] = {
+                { "image", 0, 0, G_OPTION_ARG_STRING, &o.image,
+                  N_ ("The guest image: minimal (the default) or standard"), N_ ("NAME") },
+                { "memory", 0, 0, G_OPTION_ARG_STRING, &o.memory,
+                  N_ ("Memory in MiB, 64 to 1048576 (default 512)"), N_ ("MIB") },
+                { "cpus", 0, 0, G_OPTION_ARG_STRING, &o.cpus,
+                  N_ ("Virtual CPUs, 1 to 256 (default 2)"), N_ ("N") },
+                { "share", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.shares,
+                  N_ ("Share a folder: PATH:ro, PATH:rw or PATH:rw-nodelete (repeatable)"),
+                  N_ ("PATH:MODE") },
+                { "from-pool", 0, 0, G_OPTION_ARG_NONE, &o.from_pool,
+                  N_ ("Take a booted VM from the warm pool when it has one"), NULL },
+                G_OPTION_ENTRY_NULL
+        };
+        /* pool fill takes the same options but --share and --from-pool. */
+        const GOptionEntry fill_entries[] = { create_entries[0], create_entries[1],
+                                              create_entries[2], G_OPTION_ENTRY_NULL };
+        g_autofree char *name = NULL;
+        g_autofree char *command = NULL;
+        g_autofree char *parameter = NULL;
+        const GOptionEntry *entries = NULL;
+        int words = 1;
+        gsize i;
+
+        corral_vm_manager_quiet_libvirt_logs ();
+        if (argc < 2)
+                return usage (stderr);
+        if (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
+                return usage (stdout);
+        /* "pool" takes a second word. */
+        if (g_str_equal (argv[1], "pool") && argc > 2 && argv[2][0] != '-') {
+                name = g_strdup_printf ("pool %s", argv[2]);
+                words = 2;
+        } else {
+                name = g_strdup (argv[1]);
+        }
+        for (i = 0; i < G_N_ELEMENTS (vm_commands); i++)
+                if (g_str_equal (name, vm_commands[i].name))
+                        break;
+        if (g_str_equal (name, "pool")) {
+                g_printerr (_ ("corralctl vm pool: expected fill N, ls or drain\n"));
+                return usage (stderr);
+        }
+        if (i == G_N_ELEMENTS (vm_commands)) {
+                g_printerr (_ ("corralctl vm: unknown command “%s”\n"), name);
+                return usage (stderr);
+        }
+        if (g_str_equal (name, "create"))
+                entries = create_entries;
+        else if (g_str_equal (name, "pool fill"))
+                entries = fill_entries;
+        command = g_strdup_printf ("vm %s", name);
+        parameter = g_strdup (_ (vm_commands[i].parameter));
+        argc -= words;
+        argv += words;
+        if (!corralctl_options_parse (command, parameter, _ (vm_commands[i].summary), entries,
+                                      &argc, &argv))
+                return EXIT_CTL;
+        if ((guint) argc - 1 != vm_commands[i].n_args)
+                return corralctl_usage_error (command, *parameter ? parameter : _ ("no arguments"));
+        return run_vm_command (name, (const char *const *) argv + 1, &o);
 }
 
 /* exec and shell connect through here ------------------------------------------------------ */

@@ -472,6 +472,53 @@ test_vm_without_libvirt (void)
         fake_vm_stop (&vm);
 }
 
+/* vm subcommands read their options with GOptionContext: each has --help, numbers are parsed
+ * whole and in range, and a bad option is explained before libvirt is ever asked. (LC_ALL=C:
+ * GLib prints the quotation marks around a value as "?".) */
+static void
+test_vm_options (void)
+{
+        const char *env[] = { "CORRAL_LIBVIRT_URI=corral-test-none:///nowhere", NULL };
+        static const struct {
+                const char *args[6];
+                const char *said;
+        } bad[] = {
+                { { "vm", "create", "x", "--memory", "12abc" },
+                  "12abc? is not a whole number from 64" },
+                { { "vm", "create", "x", "--memory", "99999999999" }, "from 64 to 1048576" },
+                { { "vm", "create", "x", "--memory=-512" }, "-512? is not" },
+                { { "vm", "create", "x", "--cpus", "0" },
+                  "0? is not a whole number from 1 to 256" },
+                { { "vm", "pool", "fill", "many" }, "N: ?many?" },
+                { { "vm", "create", "x", "--bogus" }, "Unknown option --bogus" },
+                { { "vm", "create" }, "vm create: expected NAME" },
+                { { "vm", "fork", "a" }, "vm fork: expected SOURCE NEW" },
+                { { "vm", "ls", "extra" }, "vm ls: expected no arguments" },
+                { { "vm", "bogus" }, "unknown command ?bogus?" },
+        };
+        Ctl help;
+
+        ctl_env = env;
+        for (gsize i = 0; i < G_N_ELEMENTS (bad); i++) {
+                const char *const *a = bad[i].args;
+                Ctl c = run_ctl (NULL, NULL, a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+
+                g_test_message ("corralctl %s %s %s: %s", a[0], a[1], a[2] ? a[2] : "", c.err);
+                g_assert_cmpint (c.status, ==, 125);
+                g_assert_nonnull (strstr (c.err, bad[i].said));
+                g_assert_null (strstr (c.err, "libvirt"));
+                ctl_clear (&c);
+        }
+        help = run_ctl (NULL, NULL, "vm", "create", "--help", NULL);
+        ctl_env = NULL;
+        g_assert_cmpint (help.status, ==, 0);
+        g_assert_nonnull (strstr (help.out, "corralctl vm create [OPTION"));
+        g_assert_nonnull (strstr (help.out, "] NAME\n"));
+        g_assert_nonnull (strstr (help.out, "--memory=MIB"));
+        g_assert_nonnull (strstr (help.out, "--share=PATH:MODE"));
+        ctl_clear (&help);
+}
+
 /* A VM whose network session its egress daemon ended (a program sent a real secret): corralctl
  * says so before it runs the next command there (SECURITY.md K9). */
 static void
@@ -597,6 +644,7 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/stop/sigterm-grace", test_sigterm_grace);
         g_test_add_func ("/corralctl/vm/without-libvirt", test_vm_without_libvirt);
         g_test_add_func ("/corralctl/vm/network-off-said", test_vm_network_off_said);
+        g_test_add_func ("/corralctl/vm/options", test_vm_options);
         g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
 
         return g_test_run ();
