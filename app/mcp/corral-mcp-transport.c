@@ -5,6 +5,7 @@
 #include "corral-mcp-transport.h"
 
 #include <glib/gi18n-lib.h>
+#include <signal.h>
 #include <string.h>
 
 #define READ_CHUNK (64 * 1024)
@@ -282,6 +283,17 @@ corral_mcp_transport_finalize (GObject *object)
 static void
 corral_mcp_transport_class_init (CorralMcpTransportClass *klass)
 {
+        /* A server that exits while a line is on its way to its stdin would otherwise kill this
+         * whole process (the app, corralctl) with SIGPIPE: the write is to a pipe, which has
+         * no MSG_NOSIGNAL. Ignored, the write fails with EPIPE and the transport closes with
+         * that error. Only the default disposition is changed; a program's own handler stays.
+         * Programs the host starts get SIGPIPE back: GSubprocess resets it for the child. */
+        struct sigaction old;
+
+        if (sigaction (SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+            !(old.sa_flags & SA_SIGINFO))
+                signal (SIGPIPE, SIG_IGN);
+
         GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
         object_class->dispose = corral_mcp_transport_dispose;

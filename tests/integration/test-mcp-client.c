@@ -210,6 +210,22 @@ test_crash (void)
         expect_start_failure ("crash", CORRAL_MCP_ERROR_CLOSED, "status 3");
 }
 
+/* A server that stops reading: the client's next write fails (EPIPE) and the start fails with
+ * it, instead of SIGPIPE killing the whole program. */
+static void
+test_deaf (void)
+{
+        g_autoptr (CorralMcpServerConfig) config = fake_config ("deaf", "deaf");
+        g_autoptr (CorralMcpClient) client = corral_mcp_client_new (config);
+        g_autoptr (GError) error = NULL;
+
+        g_assert_false (start (client, &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE);
+        g_assert_nonnull (strstr (error->message, "stopped"));
+        g_assert_false (corral_mcp_client_is_ready (client));
+        shutdown_client (client);
+}
+
 static void
 test_garbage (void)
 {
@@ -315,6 +331,7 @@ main (int argc, char **argv)
         g_test_add_func ("/mcp/client/filesystem", test_filesystem);
         g_test_add_func ("/mcp/client/fake", test_fake_good);
         g_test_add_func ("/mcp/client/crash", test_crash);
+        g_test_add_func ("/mcp/client/deaf", test_deaf);
         g_test_add_func ("/mcp/client/garbage", test_garbage);
         g_test_add_func ("/mcp/client/huge-line", test_huge);
         g_test_add_func ("/mcp/client/old-version", test_old_version);

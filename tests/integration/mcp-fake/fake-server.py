@@ -9,8 +9,12 @@
 #   slow      answers initialize and tools/list, never answers tools/call
 #   huge      answers initialize, then writes a line longer than 4 MiB
 #   oldver    answers initialize with an unknown protocol version
+#   deaf      closes its stdin, then answers initialize and exits a second later: the client's
+#             next write meets a pipe nobody reads (EPIPE, and SIGPIPE unless ignored)
 import json
+import os
 import sys
+import time
 
 mode = sys.argv[1]
 tools = [{"name": "hello", "inputSchema": {"type": "object"}},
@@ -61,9 +65,14 @@ def main():
         if method is None:
             on_reply(msg)
         elif method == "initialize":
+            if mode == "deaf":
+                os.close(0)
             version = "1999-01-01" if mode == "oldver" else msg["params"]["protocolVersion"]
             reply(mid, {"protocolVersion": version, "capabilities": {"tools": {"listChanged": True}},
                         "serverInfo": {"name": "fake\x1b[31m", "version": "1"}})
+            if mode == "deaf":
+                time.sleep(1)
+                sys.exit(3)
             if mode == "crash":
                 sys.stderr.write("fake server: something went badly wrong\n")
                 sys.exit(3)
