@@ -7,8 +7,10 @@
 #include "corral-image.h"
 #include "corral-vm-gc.h"
 #include "corral-vm-manager.h"
+#include "corralctl-opts.h"
 #include "corralctl-vm.h"
 
+#include <glib/gi18n.h>
 #include <stdio.h>
 
 #define EXIT_CTL 125
@@ -26,14 +28,16 @@ corralctl_gc_main (int argc, char **argv)
         guint64 total = 0;
         int failures = 0;
 
-        for (int i = 1; i < argc; i++) {
-                if (g_str_equal (argv[i], "--dry-run") || g_str_equal (argv[i], "-n")) {
-                        dry_run = TRUE;
-                } else {
-                        g_printerr ("usage: corralctl gc [--dry-run]\n");
-                        return EXIT_CTL;
-                }
-        }
+        const GOptionEntry entries[] = { { "dry-run", 'n', 0, G_OPTION_ARG_NONE, &dry_run,
+                                           N_ ("Only say what would be removed"), NULL },
+                                         G_OPTION_ENTRY_NULL };
+
+        if (!corralctl_options_parse ("gc", "",
+                                      _ ("Delete VM folders without a VM and images no VM uses"),
+                                      entries, &argc, &argv))
+                return EXIT_CTL;
+        if (argc > 1)
+                return corralctl_usage_error ("gc", _ ("no arguments"));
         corral_vm_manager_quiet_libvirt_logs ();
         if (!(m = corralctl_vm_open_manager (&error))) {
                 g_printerr ("corralctl: %s\n", error->message);

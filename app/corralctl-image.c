@@ -5,19 +5,28 @@
 #include "corralctl-image.h"
 
 #include "corral-image.h"
+#include "corralctl-opts.h"
 
 #include <glib-unix.h>
+#include <glib/gi18n.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-        "usage: corralctl image build NAME [--agent PATH]   build (or reuse) an image\n"
-        "       corralctl image verify NAME                 check it against its manifest\n"
-        "       corralctl image ls                          list the built images\n"
-        "NAME: minimal or standard. Images are kept in "
-        "${XDG_CACHE_HOME:-~/.cache}/corral/images.\n";
+static const CorralctlCommand image_commands[] = {
+        { "build", N_ ("NAME"), 1,
+          N_ ("Build a guest image, or reuse the one built from the same inputs") },
+        { "verify", N_ ("NAME"), 1, N_ ("Check a built image against its manifest") },
+        { "ls", "", 0, N_ ("List the built images") },
+};
+
+static const char *
+image_footer (void)
+{
+        return _ ("NAME: minimal or standard. Images are kept in "
+                  "${XDG_CACHE_HOME:-~/.cache}/corral/images.");
+}
 
 typedef struct {
         GMainLoop *loop;
@@ -90,7 +99,7 @@ cmd_build (const char *name, const char *agent)
         if (b.image == NULL) {
                 fprintf (stderr, "corralctl: %s\n", b.error->message);
                 g_error_free (b.error);
-                return 1;
+                return CORRALCTL_EXIT_USAGE;
         }
         fprintf (stderr, "image '%s' ready in %.1f s:\n", name,
                  (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC);
@@ -107,7 +116,7 @@ cmd_verify (const char *name)
 
         if (image == NULL) {
                 fprintf (stderr, "corralctl: %s\n", error->message);
-                return 1;
+                return CORRALCTL_EXIT_USAGE;
         }
         fprintf (stderr, "image '%s' verified (manifest sha256 %s):\n", name,
                  image->manifest_sha256);
@@ -124,7 +133,7 @@ cmd_ls (void)
 
         if (list == NULL) {
                 fprintf (stderr, "corralctl: %s\n", error->message);
-                return 1;
+                return CORRALCTL_EXIT_USAGE;
         }
         if (list->len == 0) {
                 fprintf (stderr, "no images in %s; run `corralctl image build minimal`\n", cache);
@@ -148,52 +157,43 @@ cmd_ls (void)
 int
 corralctl_image_main (int argc, char **argv)
 {
-        const char *sub = argc > 1 ? argv[1] : NULL;
-        const char *agent = NULL;
-        const char *name = NULL;
+        g_autofree char *agent = NULL;
+        const GOptionEntry build_entries[] = {
+                { "agent", 0, 0, G_OPTION_ARG_FILENAME, &agent,
+                  N_ ("The corral-agent to put in the image (default: the one that came with "
+                      "corralctl)"),
+                  N_ ("PATH") },
+                G_OPTION_ENTRY_NULL
+        };
+        const CorralctlCommand *command;
+        const char *name;
 
-        if (sub == NULL || strcmp (sub, "-h") == 0 || strcmp (sub, "--help") == 0 ||
-            strcmp (sub, "help") == 0) {
-                fputs (usage_text, sub ? stdout : stderr);
-                return sub ? 0 : 2;
-        }
-        for (int i = 2; i < argc; i++) {
-                if (strcmp (argv[i], "--agent") == 0 && i + 1 < argc)
-                        agent = argv[++i];
-                else if (g_str_has_prefix (argv[i], "--agent="))
-                        agent = argv[i] + strlen ("--agent=");
-                else if (argv[i][0] != '-' && name == NULL)
-                        name = argv[i];
-                else {
-                        fprintf (stderr, "corralctl image %s: unexpected argument '%s'\n%s", sub,
-                                 argv[i], usage_text);
-                        return 2;
-                }
-        }
-        if (strcmp (sub, "ls") == 0 || strcmp (sub, "list") == 0) {
-                if (name != NULL) {
-                        fprintf (stderr, "corralctl image ls takes no name\n");
-                        return 2;
-                }
+        /* "list" is what earlier versions took for "ls". */
+        if (argc > 1 && g_str_equal (argv[1], "list"))
+                argv[1] = (char *) "ls";
+        if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
+                return corralctl_group_usage (argc < 2 ? stderr : stdout, "image", image_commands,
+                                              G_N_ELEMENTS (image_commands), image_footer ());
+        if (!(command = corralctl_group_lookup ("image", image_commands,
+                                                G_N_ELEMENTS (image_commands), argv[1],
+                                                image_footer ())))
+                return CORRALCTL_EXIT_USAGE;
+        argc--;
+        argv++;
+        if (!corralctl_command_parse ("image", command,
+                                      g_str_equal (command->name, "build") ? build_entries : NULL,
+                                      &argc, &argv))
+                return CORRALCTL_EXIT_USAGE;
+        if (g_str_equal (command->name, "ls"))
                 return cmd_ls ();
-        }
-        if (strcmp (sub, "build") != 0 && strcmp (sub, "verify") != 0) {
-                fprintf (stderr, "corralctl image: unknown command '%s'\n%s", sub, usage_text);
-                return 2;
-        }
-        if (name == NULL) {
-                fprintf (stderr, "corralctl image %s: which image? (minimal or standard)\n", sub);
-                return 2;
-        }
+        name = argv[1];
         if (!corral_image_name_is_valid (name)) {
-                fprintf (stderr, "corralctl image %s: invalid image name '%s'\n", sub, name);
-                return 2;
+                g_printerr (_ ("corralctl image %s: “%s” is not an image name (minimal or "
+                               "standard)\n"),
+                            command->name, name);
+                return CORRALCTL_EXIT_USAGE;
         }
-        if (strcmp (sub, "build") == 0)
+        if (g_str_equal (command->name, "build"))
                 return cmd_build (name, agent);
-        if (agent != NULL) {
-                fprintf (stderr, "corralctl image verify takes no --agent\n");
-                return 2;
-        }
         return cmd_verify (name);
 }

@@ -13,6 +13,7 @@
 
 #include "corral-domain-xml.h"
 #include "corral-vm-host.h"
+#include "corralctl-opts.h"
 #include "egress-policy.h"
 
 #include <glib/gi18n.h>
@@ -20,13 +21,15 @@
 
 #define EXIT_CTL 125
 
-static void
-usage (void)
-{
-        g_printerr (_ ("usage: corralctl net preset VM none|package-managers|allowlist|open-web\n"
-                       "       corralctl net allow|deny VM HOST[:PORT]\n"
-                       "       corralctl net ls VM\n"));
-}
+static const CorralctlCommand net_commands[] = {
+        { "preset", N_ ("VM PRESET"), 2,
+          N_ ("Start from a preset: none, package-managers, allowlist or open-web") },
+        { "allow", N_ ("VM HOST[:PORT]"), 2,
+          N_ ("Let the VM reach a host (*.example.com, 127.0.0.1:8080, [::1]:8080)") },
+        { "deny", N_ ("VM HOST[:PORT]"), 2,
+          N_ ("Keep the VM from a host, whatever else allows it") },
+        { "ls", N_ ("VM"), 1, N_ ("Show the VM's network policy") },
+};
 
 static char *
 policy_path (const char *vm, GError **error)
@@ -97,19 +100,22 @@ corralctl_net_main (int argc, char **argv)
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralEgressPolicy) p = NULL;
         g_autofree char *path = NULL;
-        const char *cmd = argc > 1 ? argv[1] : "";
-        gboolean ls = g_str_equal (cmd, "ls");
+        const CorralctlCommand *command;
 
-        if (!(ls && argc == 3) &&
-            !(argc == 4 && (g_str_equal (cmd, "preset") || g_str_equal (cmd, "allow") ||
-                            g_str_equal (cmd, "deny")))) {
-                usage ();
+        if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
+                return corralctl_group_usage (argc < 2 ? stderr : stdout, "net", net_commands,
+                                              G_N_ELEMENTS (net_commands), NULL);
+        if (!(command = corralctl_group_lookup ("net", net_commands, G_N_ELEMENTS (net_commands),
+                                                argv[1], NULL)))
                 return EXIT_CTL;
-        }
-        if (!(path = policy_path (argv[2], &error)) || !(p = load (path, &error)))
+        argc--;
+        argv++;
+        if (!corralctl_command_parse ("net", command, NULL, &argc, &argv))
+                return EXIT_CTL;
+        if (!(path = policy_path (argv[1], &error)) || !(p = load (path, &error)))
                 goto fail;
-        if (!ls &&
-            (!apply (p, cmd, argv[3], &error) || !corral_egress_policy_save_file (p, path, &error)))
+        if (command->n_args == 2 && (!apply (p, command->name, argv[2], &error) ||
+                                     !corral_egress_policy_save_file (p, path, &error)))
                 goto fail;
         print_policy (p);
         return EXIT_SUCCESS;

@@ -5,6 +5,7 @@
 #include "corralctl-opts.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 static void
 hint (const char *command)
@@ -74,4 +75,62 @@ corralctl_usage_error (const char *command, const char *parameter)
         g_printerr (_ ("corralctl %s: expected %s\n"), command, parameter);
         hint (command);
         return CORRALCTL_EXIT_USAGE;
+}
+
+int
+corralctl_group_usage (FILE *out,
+                       const char *group,
+                       const CorralctlCommand *commands,
+                       gsize n_commands,
+                       const char *footer)
+{
+        int name_width = 4, param_width = 4;
+
+        for (gsize i = 0; i < n_commands; i++) {
+                name_width = MAX (name_width, (int) strlen (commands[i].name));
+                param_width =
+                        MAX (param_width, (int) g_utf8_strlen (_ (commands[i].parameter), -1));
+        }
+        fprintf (out, _ ("Usage: corralctl %s COMMAND [OPTION…] [ARGUMENT…]\n\nCommands:\n"),
+                 group);
+        for (gsize i = 0; i < n_commands; i++)
+                fprintf (out, "  %-*s %-*s  %s\n", name_width, commands[i].name, param_width,
+                         _ (commands[i].parameter), _ (commands[i].summary));
+        if (footer)
+                fprintf (out, "\n%s\n", footer);
+        fprintf (out, _ ("\nUse “corralctl %s COMMAND --help” for a command's options.\n"), group);
+        return out == stdout ? 0 : CORRALCTL_EXIT_USAGE;
+}
+
+const CorralctlCommand *
+corralctl_group_lookup (const char *group,
+                        const CorralctlCommand *commands,
+                        gsize n_commands,
+                        const char *name,
+                        const char *footer)
+{
+        for (gsize i = 0; i < n_commands; i++)
+                if (g_str_equal (name, commands[i].name))
+                        return &commands[i];
+        g_printerr (_ ("corralctl %s: unknown command “%s”\n"), group, name);
+        corralctl_group_usage (stderr, group, commands, n_commands, footer);
+        return NULL;
+}
+
+gboolean
+corralctl_command_parse (const char *group,
+                         const CorralctlCommand *command,
+                         const GOptionEntry *entries,
+                         int *argc,
+                         char ***argv)
+{
+        g_autofree char *full = g_strdup_printf ("%s %s", group, command->name);
+        const char *parameter = _ (command->parameter);
+
+        if (!corralctl_options_parse (full, parameter, _ (command->summary), entries, argc, argv))
+                return FALSE;
+        if ((guint) *argc - 1 == command->n_args)
+                return TRUE;
+        corralctl_usage_error (full, *parameter ? parameter : _ ("no arguments"));
+        return FALSE;
 }

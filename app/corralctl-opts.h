@@ -6,11 +6,12 @@
 #pragma once
 
 #include <glib.h>
+#include <stdio.h>
 
 G_BEGIN_DECLS
 
-/* corralctl's own failures (a bad option, a missing VM) exit with this, never the status a
- * command in the VM could return. */
+/* corralctl's own failures (a bad option, a missing VM, a failed build) exit with this: never
+ * a status a command in the VM could have returned. */
 #define CORRALCTL_EXIT_USAGE 125
 
 /* Parses argc and argv (argv[0] is the subcommand's last word) against entries (NULL-terminated,
@@ -41,5 +42,37 @@ gboolean corralctl_option_uint (const char *command,
 /* Prints "corralctl COMMAND: expected PARAMETER" and the hint to --help; returns
  * CORRALCTL_EXIT_USAGE. */
 int corralctl_usage_error (const char *command, const char *parameter);
+
+/* A subcommand of a group ("vm", "share", "net", "image"): its name, its positional arguments
+ * ("" for none; translatable, N_()), how many, and one sentence (N_()). */
+typedef struct {
+        const char *name;
+        const char *parameter;
+        guint n_args;
+        const char *summary;
+} CorralctlCommand;
+
+/* The group's usage: its commands, then footer (nullable, translated). Returns 0 when out is
+ * stdout (asked for with --help), else CORRALCTL_EXIT_USAGE. */
+int corralctl_group_usage (FILE *out,
+                           const char *group,
+                           const CorralctlCommand *commands,
+                           gsize n_commands,
+                           const char *footer);
+
+/* The command called name, or NULL after printing "unknown command" and the group's usage. */
+const CorralctlCommand *corralctl_group_lookup (const char *group,
+                                                const CorralctlCommand *commands,
+                                                gsize n_commands,
+                                                const char *name,
+                                                const char *footer);
+
+/* corralctl_options_parse for "GROUP NAME", then the count of positional arguments (left in
+ * argv[1..]). FALSE after printing what is wrong. */
+gboolean corralctl_command_parse (const char *group,
+                                  const CorralctlCommand *command,
+                                  const GOptionEntry *entries,
+                                  int *argc,
+                                  char ***argv);
 
 G_END_DECLS

@@ -13,10 +13,12 @@
 #include "corralctl-share.h"
 
 #include <glib/gi18n.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "corral-shares.h"
 #include "corral-vm-host.h"
+#include "corralctl-opts.h"
 #include "corralctl-vm.h"
 #include "fs-managed.h"
 
@@ -29,16 +31,17 @@ report (GError *error)
         return EXIT_CTL;
 }
 
-static int
-usage (void)
+static const CorralctlCommand share_commands[] = {
+        { "add", N_ ("VM PATH"), 2, N_ ("Share a folder of this computer with a VM") },
+        { "ls", N_ ("VM"), 1, N_ ("List a VM's shared folders and their modes") },
+        { "set", N_ ("VM NAME"), 2, N_ ("Change what a VM may do in a shared folder") },
+        { "rm", N_ ("VM NAME"), 2, N_ ("Stop sharing a folder (its files are not touched)") },
+};
+
+static const char *
+share_footer (void)
 {
-        g_printerr (
-                "usage: corralctl share add VM PATH --mode ro|rw|rw-nodelete [--name NAME]\n"
-                "       corralctl share ls VM\n"
-                "       corralctl share set VM NAME --mode ro|rw|rw-nodelete\n"
-                "       corralctl share rm VM NAME\n"
-                "Modes: ro = can read, rw = can edit, rw-nodelete = can edit but not delete.\n");
-        return EXIT_CTL;
+        return _ ("Modes: ro = can read, rw = can edit, rw-nodelete = can edit but not delete.");
 }
 
 static gboolean
@@ -156,63 +159,72 @@ cmd_ls (const char *vm_dir)
 int
 corralctl_share_main (int argc, char **argv)
 {
-        const char *cmd = argc > 1 ? argv[1] : "";
-        const char *mode_text = NULL, *name = NULL;
-        g_autoptr (GPtrArray) pos = g_ptr_array_new ();
-        g_autoptr (GPtrArray) protect = g_ptr_array_new ();
+        g_autofree char *mode_text = NULL, *name = NULL;
+        g_auto (GStrv) protect = NULL;
+        const GOptionEntry add_entries[] = {
+                { "mode", 0, 0, G_OPTION_ARG_STRING, &mode_text,
+                  N_ ("ro (can read), rw (can edit) or rw-nodelete (can edit, but not delete)"),
+                  N_ ("MODE") },
+                { "name", 0, 0, G_OPTION_ARG_STRING, &name,
+                  N_ ("The name under /workspace (default: the folder's own)"), N_ ("NAME") },
+                { "protect", 0, 0, G_OPTION_ARG_STRING_ARRAY, &protect,
+                  N_ ("A path the VM may read but never change (repeatable)"), N_ ("PATTERN") },
+                G_OPTION_ENTRY_NULL
+        };
+        const GOptionEntry set_entries[] = { add_entries[0], G_OPTION_ENTRY_NULL };
         g_autoptr (GError) error = NULL;
         g_autofree char *vm_dir = NULL, *given = NULL;
+        const CorralctlCommand *command;
+        const char *cmd;
         FsMode mode = FS_MODE_RO;
         gboolean running;
 
-        for (int i = 2; i < argc; i++) {
-                if (g_str_equal (argv[i], "--mode") && i + 1 < argc)
-                        mode_text = argv[++i];
-                else if (g_str_equal (argv[i], "--name") && i + 1 < argc)
-                        name = argv[++i];
-                else if (g_str_equal (argv[i], "--protect") && i + 1 < argc)
-                        g_ptr_array_add (protect, argv[++i]);
-                else if (argv[i][0] == '-')
-                        return usage ();
-                else
-                        g_ptr_array_add (pos, argv[i]);
-        }
-        if (pos->len < 1)
-                return usage ();
+        if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
+                return corralctl_group_usage (argc < 2 ? stderr : stdout, "share", share_commands,
+                                              G_N_ELEMENTS (share_commands), share_footer ());
+        if (!(command = corralctl_group_lookup ("share", share_commands,
+                                                G_N_ELEMENTS (share_commands), argv[1],
+                                                share_footer ())))
+                return EXIT_CTL;
+        cmd = command->name;
+        argc--;
+        argv++;
+        if (!corralctl_command_parse ("share", command,
+                                      g_str_equal (cmd, "add")   ? add_entries
+                                      : g_str_equal (cmd, "set") ? set_entries
+                                                                 : NULL,
+                                      &argc, &argv))
+                return EXIT_CTL;
         if ((g_str_equal (cmd, "add") || g_str_equal (cmd, "set")) &&
             !parse_mode (mode_text, &mode, &error))
                 return report (error);
-        if (!(vm_dir = vm_dir_for (pos->pdata[0], &error)))
+        if (!(vm_dir = vm_dir_for (argv[1], &error)))
                 return report (error);
         running = corralctl_share_ensure (vm_dir);
 
-        if (g_str_equal (cmd, "ls") && pos->len == 1)
+        if (g_str_equal (cmd, "ls"))
                 return cmd_ls (vm_dir);
-        if (g_str_equal (cmd, "add") && pos->len == 2) {
-                g_ptr_array_add (protect, NULL);
-                if (!corral_shares_add (vm_dir, pos->pdata[1], mode, name,
-                                        (const char *const *) protect->pdata, &given, &error))
+        if (g_str_equal (cmd, "add")) {
+                if (!corral_shares_add (vm_dir, argv[2], mode, name, (const char *const *) protect,
+                                        &given, &error))
                         return report (error);
                 /* The file server may have started just now (a VM created without shares has
                  * none before): the next command must see this share (SECURITY.md F17). */
                 if (running && !corral_shares_wait_mounted (vm_dir, CORRAL_SHARES_MOUNT_TIMEOUT_MS,
                                                             NULL, &error))
                         return report (error);
-                g_print ("shared %s as /workspace/%s (%s)\n", (char *) pos->pdata[1], given,
+                g_print ("shared %s as /workspace/%s (%s)\n", argv[2], given,
                          fs_mode_describe (mode));
                 return 0;
         }
-        if (g_str_equal (cmd, "set") && pos->len == 2) {
-                if (!corral_shares_set_mode (vm_dir, pos->pdata[1], mode, &error))
+        if (g_str_equal (cmd, "set")) {
+                if (!corral_shares_set_mode (vm_dir, argv[2], mode, &error))
                         return report (error);
-                g_print ("/workspace/%s: %s\n", (char *) pos->pdata[1], fs_mode_describe (mode));
+                g_print ("/workspace/%s: %s\n", argv[2], fs_mode_describe (mode));
                 return 0;
         }
-        if (g_str_equal (cmd, "rm") && pos->len == 2) {
-                if (!corral_shares_remove (vm_dir, pos->pdata[1], &error))
-                        return report (error);
-                g_print ("/workspace/%s is no longer shared\n", (char *) pos->pdata[1]);
-                return 0;
-        }
-        return usage ();
+        if (!corral_shares_remove (vm_dir, argv[2], &error))
+                return report (error);
+        g_print ("/workspace/%s is no longer shared\n", argv[2]);
+        return 0;
 }

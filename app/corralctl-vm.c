@@ -414,13 +414,8 @@ ensure_services (CorralVmManager *m, const char *name, GPtrArray *shares, GError
         return services_ready (info->vm_dir, shares, error);
 }
 
-/* The vm subcommands: name, positional arguments, summary. */
-static const struct {
-        const char *name;
-        const char *parameter;
-        guint n_args;
-        const char *summary;
-} vm_commands[] = {
+/* The vm subcommands ("pool" takes a second word). */
+static const CorralctlCommand vm_commands[] = {
         { "create", N_ ("NAME"), 1, N_ ("Create a VM and start it") },
         { "ls", "", 0, N_ ("List the VMs") },
         { "start", N_ ("NAME"), 1, N_ ("Start a VM that is shut off") },
@@ -441,17 +436,6 @@ static const struct {
         { "pool ls", "", 0, N_ ("List the warm pool's VMs") },
         { "pool drain", "", 0, N_ ("Remove the warm pool's idle VMs") },
 };
-
-static int
-usage (FILE *out)
-{
-        fprintf (out, _ ("Usage: corralctl vm COMMAND [OPTION…] [ARGUMENT…]\n\nCommands:\n"));
-        for (gsize i = 0; i < G_N_ELEMENTS (vm_commands); i++)
-                fprintf (out, "  %-16s %-14s %s\n", vm_commands[i].name,
-                         _ (vm_commands[i].parameter), _ (vm_commands[i].summary));
-        fprintf (out, _ ("\nUse “corralctl vm COMMAND --help” for a command's options.\n"));
-        return out == stdout ? 0 : EXIT_CTL;
-}
 
 static int
 run_vm_command (const char *cmd, const char *const *args, VmOptions *o)
@@ -524,48 +508,36 @@ corralctl_vm_main (int argc, char **argv)
         const GOptionEntry fill_entries[] = { create_entries[0], create_entries[1],
                                               create_entries[2], G_OPTION_ENTRY_NULL };
         g_autofree char *name = NULL;
-        g_autofree char *command = NULL;
-        g_autofree char *parameter = NULL;
+        const CorralctlCommand *command;
         const GOptionEntry *entries = NULL;
         int words = 1;
-        gsize i;
 
         corral_vm_manager_quiet_libvirt_logs ();
-        if (argc < 2)
-                return usage (stderr);
-        if (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
-                return usage (stdout);
+        if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
+                return corralctl_group_usage (argc < 2 ? stderr : stdout, "vm", vm_commands,
+                                              G_N_ELEMENTS (vm_commands), NULL);
         /* "pool" takes a second word. */
         if (g_str_equal (argv[1], "pool") && argc > 2 && argv[2][0] != '-') {
                 name = g_strdup_printf ("pool %s", argv[2]);
                 words = 2;
+        } else if (g_str_equal (argv[1], "pool")) {
+                g_printerr (_ ("corralctl vm pool: expected fill N, ls or drain\n"));
+                return corralctl_group_usage (stderr, "vm", vm_commands, G_N_ELEMENTS (vm_commands),
+                                              NULL);
         } else {
                 name = g_strdup (argv[1]);
         }
-        for (i = 0; i < G_N_ELEMENTS (vm_commands); i++)
-                if (g_str_equal (name, vm_commands[i].name))
-                        break;
-        if (g_str_equal (name, "pool")) {
-                g_printerr (_ ("corralctl vm pool: expected fill N, ls or drain\n"));
-                return usage (stderr);
-        }
-        if (i == G_N_ELEMENTS (vm_commands)) {
-                g_printerr (_ ("corralctl vm: unknown command “%s”\n"), name);
-                return usage (stderr);
-        }
+        if (!(command = corralctl_group_lookup ("vm", vm_commands, G_N_ELEMENTS (vm_commands), name,
+                                                NULL)))
+                return EXIT_CTL;
         if (g_str_equal (name, "create"))
                 entries = create_entries;
         else if (g_str_equal (name, "pool fill"))
                 entries = fill_entries;
-        command = g_strdup_printf ("vm %s", name);
-        parameter = g_strdup (_ (vm_commands[i].parameter));
         argc -= words;
         argv += words;
-        if (!corralctl_options_parse (command, parameter, _ (vm_commands[i].summary), entries,
-                                      &argc, &argv))
+        if (!corralctl_command_parse ("vm", command, entries, &argc, &argv))
                 return EXIT_CTL;
-        if ((guint) argc - 1 != vm_commands[i].n_args)
-                return corralctl_usage_error (command, *parameter ? parameter : _ ("no arguments"));
         return run_vm_command (name, (const char *const *) argv + 1, &o);
 }
 

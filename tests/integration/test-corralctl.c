@@ -472,11 +472,11 @@ test_vm_without_libvirt (void)
         fake_vm_stop (&vm);
 }
 
-/* vm subcommands read their options with GOptionContext: each has --help, numbers are parsed
- * whole and in range, and a bad option is explained before libvirt is ever asked. (LC_ALL=C:
+/* Subcommands read their options with GOptionContext: each has --help, numbers are parsed whole
+ * and in range, and a bad option is explained before libvirt is ever asked. (LC_ALL=C:
  * GLib prints the quotation marks around a value as "?".) */
 static void
-test_vm_options (void)
+test_subcommand_options (void)
 {
         const char *env[] = { "CORRAL_LIBVIRT_URI=corral-test-none:///nowhere", NULL };
         static const struct {
@@ -495,7 +495,16 @@ test_vm_options (void)
                 { { "vm", "fork", "a" }, "vm fork: expected SOURCE NEW" },
                 { { "vm", "ls", "extra" }, "vm ls: expected no arguments" },
                 { { "vm", "bogus" }, "unknown command ?bogus?" },
+                { { "share", "add", "vm1" }, "share add: expected VM PATH" },
+                { { "share", "set", "vm1", "x", "--mode" }, "Missing argument for --mode" },
+                { { "share", "zap" }, "share: unknown command ?zap?" },
+                { { "net", "allow", "vm1" }, "net allow: expected VM HOST[:PORT]" },
+                { { "net", "ls", "vm1", "--bogus" }, "Unknown option --bogus" },
+                { { "image", "verify", "../x" }, "is not an image name" },
+                { { "image", "build" }, "image build: expected NAME" },
+                { { "gc", "now" }, "gc: expected no arguments" },
         };
+        static const char *const groups[] = { "vm", "share", "net", "image" };
         Ctl help;
 
         ctl_env = env;
@@ -508,6 +517,14 @@ test_vm_options (void)
                 g_assert_nonnull (strstr (c.err, bad[i].said));
                 g_assert_null (strstr (c.err, "libvirt"));
                 ctl_clear (&c);
+        }
+        for (gsize i = 0; i < G_N_ELEMENTS (groups); i++) {
+                Ctl group = run_ctl (NULL, NULL, groups[i], "--help", NULL);
+                g_autofree char *line = g_strdup_printf ("Usage: corralctl %s COMMAND", groups[i]);
+
+                g_assert_cmpint (group.status, ==, 0);
+                g_assert_nonnull (strstr (group.out, line));
+                ctl_clear (&group);
         }
         help = run_ctl (NULL, NULL, "vm", "create", "--help", NULL);
         ctl_env = NULL;
@@ -644,7 +661,7 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/stop/sigterm-grace", test_sigterm_grace);
         g_test_add_func ("/corralctl/vm/without-libvirt", test_vm_without_libvirt);
         g_test_add_func ("/corralctl/vm/network-off-said", test_vm_network_off_said);
-        g_test_add_func ("/corralctl/vm/options", test_vm_options);
+        g_test_add_func ("/corralctl/subcommand-options", test_subcommand_options);
         g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
 
         return g_test_run ();
