@@ -220,7 +220,7 @@ file_details (const CorralChatApprovalFile *file)
         gtk_list_box_append (GTK_LIST_BOX (list),
                              detail_row (_ ("Shared Folder"), file->share_name));
         gtk_list_box_append (GTK_LIST_BOX (list),
-                             detail_row (_ ("The Assistant"), corral_ui_mode_label (file->mode)));
+                             detail_row (_ ("The Assistant"), fs_mode_describe (file->mode)));
         gtk_list_box_append (GTK_LIST_BOX (list), detail_row (_ ("On This Computer"), host_path));
         return list;
 }

@@ -356,8 +356,8 @@ build_folder (CorralFirstRun *self)
                                          _ ("What May the Assistant Do?"));
         for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
                 adw_preferences_group_add (ADW_PREFERENCES_GROUP (mode_group),
-                                           radio_row (corral_ui_mode_label (modes[i]),
-                                                      corral_ui_mode_explanation (modes[i]),
+                                           radio_row (fs_mode_describe (modes[i]),
+                                                      fs_mode_explain (modes[i]),
                                                       &self->mode_checks[modes[i]],
                                                       i ? self->mode_checks[modes[0]] : NULL));
 

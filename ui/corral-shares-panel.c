@@ -123,9 +123,8 @@ static GtkWidget *
 share_row (CorralSharesPanel *self, CorralShare *share)
 {
         GtkWidget *row = adw_expander_row_new ();
-        const char *modes[] = { corral_ui_mode_label (FS_MODE_RO),
-                                corral_ui_mode_label (FS_MODE_RW),
-                                corral_ui_mode_label (FS_MODE_RW_NODELETE), NULL };
+        const char *modes[] = { fs_mode_describe (FS_MODE_RO), fs_mode_describe (FS_MODE_RW),
+                                fs_mode_describe (FS_MODE_RW_NODELETE), NULL };
         g_autoptr (GtkStringList) model = gtk_string_list_new (modes);
         GtkWidget *combo = adw_combo_row_new ();
         GtkWidget *path_row = adw_action_row_new ();
@@ -139,7 +138,7 @@ share_row (CorralSharesPanel *self, CorralShare *share)
         const char *warning = corral_ui_folder_warning (share->path);
 
         adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), escaped_name);
-        adw_expander_row_set_subtitle (ADW_EXPANDER_ROW (row), corral_ui_mode_label (share->mode));
+        adw_expander_row_set_subtitle (ADW_EXPANDER_ROW (row), fs_mode_describe (share->mode));
         adw_expander_row_set_icon_name (ADW_EXPANDER_ROW (row), "folder-symbolic");
 
         adw_preferences_row_set_title (ADW_PREFERENCES_ROW (combo), _ ("The Assistant"));

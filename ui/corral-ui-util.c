@@ -22,35 +22,6 @@ corral_ui_set_accessible_label (GtkWidget *widget, const char *label)
                 gtk_widget_set_tooltip_text (widget, label);
 }
 
-const char *
-corral_ui_mode_label (FsMode mode)
-{
-        switch (mode) {
-        case FS_MODE_RO:
-                return _ ("Can read");
-        case FS_MODE_RW:
-                return _ ("Can edit");
-        case FS_MODE_RW_NODELETE:
-        default:
-                return _ ("Can edit, but not delete");
-        }
-}
-
-const char *
-corral_ui_mode_explanation (FsMode mode)
-{
-        switch (mode) {
-        case FS_MODE_RO:
-                return _ ("The assistant can open your files but cannot change anything.");
-        case FS_MODE_RW:
-                return _ ("The assistant can create, change and delete files in this folder.");
-        case FS_MODE_RW_NODELETE:
-        default:
-                return _ ("The assistant can create and change files; deleting one needs your "
-                          "approval.");
-        }
-}
-
 typedef struct {
         CorralUiThreadFunc func;
         gpointer data;

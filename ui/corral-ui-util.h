@@ -1,5 +1,5 @@
-/* corral-ui-util.h — small helpers shared by the widgets: accessible names, share-mode wording,
- * running a blocking call on a worker thread.
+/* corral-ui-util.h — small helpers shared by the widgets: accessible names, running a blocking
+ * call on a worker thread. (The share modes' words are util/corral-share-mode.h's.)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -7,17 +7,12 @@
 
 #include <adwaita.h>
 
-#include "fs-policy.h"
+#include "corral-share-mode.h"
 
 G_BEGIN_DECLS
 
 /* Sets the name screen readers announce (and a tooltip when the widget has no visible text). */
 void corral_ui_set_accessible_label (GtkWidget *widget, const char *label);
-
-/* "Can read", "Can edit", "Can edit, but not delete" (translated). */
-const char *corral_ui_mode_label (FsMode mode);
-/* One line that says what the mode lets the assistant do (translated). */
-const char *corral_ui_mode_explanation (FsMode mode);
 
 /* A blocking call for a worker thread: returns a result (freed with result_free when nobody
  * takes it) or NULL with error set. */

@@ -9,48 +9,6 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-gboolean
-fs_mode_parse (const char *text, FsMode *ret)
-{
-        if (g_strcmp0 (text, "ro") == 0)
-                *ret = FS_MODE_RO;
-        else if (g_strcmp0 (text, "rw") == 0)
-                *ret = FS_MODE_RW;
-        else if (g_strcmp0 (text, "rw-nodelete") == 0)
-                *ret = FS_MODE_RW_NODELETE;
-        else
-                return FALSE;
-        return TRUE;
-}
-
-const char *
-fs_mode_to_string (FsMode mode)
-{
-        switch (mode) {
-        case FS_MODE_RO:
-                return "ro";
-        case FS_MODE_RW:
-                return "rw";
-        case FS_MODE_RW_NODELETE:
-                return "rw-nodelete";
-        }
-        g_return_val_if_reached ("ro");
-}
-
-const char *
-fs_mode_describe (FsMode mode)
-{
-        switch (mode) {
-        case FS_MODE_RO:
-                return _ ("Can read");
-        case FS_MODE_RW:
-                return _ ("Can edit");
-        case FS_MODE_RW_NODELETE:
-                return _ ("Can edit, but not delete");
-        }
-        g_return_val_if_reached ("");
-}
-
 int
 fs_path_depth (const char *path)
 {

@@ -11,14 +11,10 @@
  */
 #pragma once
 
+#include "corral-share-mode.h"
+
 #include <glib.h>
 #include <stdbool.h>
-
-typedef enum {
-        FS_MODE_RO,
-        FS_MODE_RW,
-        FS_MODE_RW_NODELETE,
-} FsMode;
 
 /* Rule names, as they appear in FS_REPLY errors and the audit log. */
 #define FS_RULE_READ_ONLY "read-only"
@@ -34,11 +30,6 @@ typedef enum {
 #define FS_RULE_KEEP_FULL "keep-full" /* no room left for the kept copy a replace needs */
 #define FS_RULE_HIDDEN "hidden-path"
 #define FS_RULE_GIT "git-metadata"
-
-gboolean fs_mode_parse (const char *text, FsMode *ret);
-const char *fs_mode_to_string (FsMode mode);
-/* "Can read", "Can edit", "Can edit, but not delete" (translatable, for people). */
-const char *fs_mode_describe (FsMode mode);
 
 /* Symlinks ------------------------------------------------------------------------------------ */
 
