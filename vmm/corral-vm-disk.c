@@ -161,15 +161,6 @@ snap_data_free (SnapData *d)
         g_free (d);
 }
 
-static void
-set_libvirt_error (GError **error, const char *what)
-{
-        virErrorPtr err = virGetLastError ();
-
-        g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED, "%s: %s", what,
-                     err && err->message ? err->message : "unknown libvirt error");
-}
-
 static virDomainPtr
 lookup (CorralVmManager *self, const char *name, GError **error)
 {
@@ -223,7 +214,8 @@ do_snapshot (virDomainPtr dom, const SnapData *d, GError **error)
 
                 /* The name is validated, so it needs no escaping. */
                 if (!(snap = virDomainSnapshotCreateXML (dom, xml, 0))) {
-                        set_libvirt_error (error, "taking the snapshot failed");
+                        _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                                      "taking the snapshot failed");
                         return FALSE;
                 }
                 return TRUE;
@@ -235,13 +227,15 @@ do_snapshot (virDomainPtr dom, const SnapData *d, GError **error)
         }
         if (d->op == CORRAL_VM_SNAPSHOT_REVERT) {
                 if (virDomainRevertToSnapshot (snap, 0) < 0) {
-                        set_libvirt_error (error, "reverting to the snapshot failed");
+                        _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                                      "reverting to the snapshot failed");
                         return FALSE;
                 }
                 return TRUE;
         }
         if (virDomainSnapshotDelete (snap, 0) < 0) {
-                set_libvirt_error (error, "deleting the snapshot failed");
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                              "deleting the snapshot failed");
                 return FALSE;
         }
         return TRUE;
@@ -315,7 +309,8 @@ snapshot_list_thread (GTask *task, gpointer source, gpointer data, GCancellable 
         }
         n = virDomainListAllSnapshots (dom, &snaps, VIR_DOMAIN_SNAPSHOT_LIST_TOPOLOGICAL);
         if (n < 0) {
-                set_libvirt_error (&error, "listing the snapshots failed");
+                _corral_vm_set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED,
+                                              "listing the snapshots failed");
                 g_task_return_error (task, error);
                 return;
         }

@@ -35,15 +35,6 @@ fork_data_free (ForkData *d)
         g_free (d);
 }
 
-static void
-set_libvirt_error (GError **error, const char *what)
-{
-        virErrorPtr err = virGetLastError ();
-
-        g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED, "%s: %s", what,
-                     err && err->message ? err->message : "unknown libvirt error");
-}
-
 static guint
 replace (GString *s, const char *raw_old, const char *raw_new, const char *suffix, guint limit)
 {
@@ -212,9 +203,10 @@ copy_disk_and_restore (virConnectPtr conn,
         /* Whatever happened to the copy, the source runs again. */
         if (virDomainRestoreFlags (conn, save_path, NULL, src_flags) < 0) {
                 g_clear_error (&copy_error);
-                set_libvirt_error (error,
-                                   "restoring the source VM failed (its state is in " SAVE_FILE
-                                   " in the fork's folder)");
+                _corral_vm_set_libvirt_error (
+                        error, CORRAL_VM_ERROR_FAILED,
+                        "restoring the source VM failed (its state is in " SAVE_FILE
+                        " in the fork's folder)");
                 return FALSE;
         }
         if (copy_error) {
@@ -285,13 +277,15 @@ do_fork (CorralVmManager *self, ForkData *d, GError **error)
                 unlink (disk);
         }
         if (virDomainSaveFlags (src, save_path, NULL, src_flags) < 0) {
-                set_libvirt_error (error, "saving the source VM failed");
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                              "saving the source VM failed");
                 unlink (save_path);
                 return FALSE;
         }
         if (!(saved_xml = virDomainSaveImageGetXMLDesc (conn, save_path,
                                                         VIR_DOMAIN_SAVE_IMAGE_XML_SECURE))) {
-                set_libvirt_error (error, "reading the saved XML failed");
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                              "reading the saved XML failed");
                 if (virDomainRestoreFlags (conn, save_path, NULL, src_flags) == 0)
                         unlink (save_path);
                 else
@@ -306,7 +300,8 @@ do_fork (CorralVmManager *self, ForkData *d, GError **error)
                 return FALSE;
         }
         if (!(fork = virDomainDefineXML (conn, fork_xml))) {
-                set_libvirt_error (error, "defining the fork failed");
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                              "defining the fork failed");
                 unlink (save_path);
                 return FALSE;
         }
@@ -316,7 +311,8 @@ do_fork (CorralVmManager *self, ForkData *d, GError **error)
                 return FALSE;
         }
         if (virDomainRestoreFlags (conn, save_path, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
-                set_libvirt_error (error, "starting the fork from the saved state failed");
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                              "starting the fork from the saved state failed");
                 virDomainUndefineFlags (fork, VIR_DOMAIN_UNDEFINE_MANAGED_SAVE);
                 unlink (save_path);
                 return FALSE;

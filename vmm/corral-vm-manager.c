@@ -13,7 +13,7 @@
 #include "corral-process.h"
 #include "corral-unix.h"
 #include "corral-vm-disk.h"
-#include "corral-vm-pool.h"
+#include "corral-vm-pool-record.h"
 #include "corral-vm-remote.h"
 
 #include <errno.h>
@@ -35,10 +35,6 @@ struct _CorralVmManager {
         virConnectPtr conn;
         CorralHostSelection *sel;
 };
-
-/* clang-format off */
-G_DEFINE_QUARK (corral-vm-error-quark, corral_vm_error)
-/* clang-format on */
 
 G_DEFINE_FINAL_TYPE (CorralVmManager, corral_vm_manager, G_TYPE_OBJECT)
 
@@ -128,15 +124,6 @@ libvirt_init_once (gpointer data)
         return NULL;
 }
 
-static void
-set_libvirt_error (GError **error, CorralVmError code, const char *what)
-{
-        virErrorPtr err = virGetLastError ();
-
-        g_set_error (error, CORRAL_VM_ERROR, code, "%s: %s", what,
-                     err && err->message ? err->message : "unknown libvirt error");
-}
-
 static char *
 domain_name_for (const char *name)
 {
@@ -159,14 +146,15 @@ find_domain (CorralVmManager *self, const char *name, GError **error)
                 virErrorPtr err = virGetLastError ();
                 gboolean no_domain = err && err->code == VIR_ERR_NO_DOMAIN;
 
-                /* A warm-pool VM handed out under this name (corral-vm-pool.h). */
-                if (no_domain && (dom = _corral_vm_pool_lookup_alias (self->conn, name)))
+                /* A warm-pool VM handed out under this name (corral-vm-pool-record.h). */
+                if (no_domain && (dom = _corral_pool_lookup_alias (self->conn, name)))
                         return dom;
                 if (no_domain)
                         g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
                                      "no such VM: “%s” (see “corralctl vm ls”)", name);
                 else
-                        set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "lookup failed");
+                        _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                                      "lookup failed");
         }
         return dom;
 }
@@ -531,7 +519,8 @@ create_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
                 return;
         }
         if (!(dom = virDomainDefineXML (self->conn, xml))) {
-                set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "defining the VM failed");
+                _corral_vm_set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED,
+                                              "defining the VM failed");
                 g_task_return_error (task, g_steal_pointer (&error));
                 return;
         }
@@ -636,7 +625,7 @@ list_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
         GError *error = NULL;
 
         if (n < 0) {
-                set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "listing VMs failed");
+                _corral_vm_set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "listing VMs failed");
                 g_task_return_error (task, error);
                 return;
         }
@@ -732,7 +721,7 @@ static gboolean
 start_domain (CorralVmManager *self, virDomainPtr dom, const char *what, GError **error)
 {
         if (virDomainCreateWithFlags (dom, self->sel->remote ? VIR_DOMAIN_START_PAUSED : 0) < 0) {
-                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, what);
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, what);
                 return FALSE;
         }
         if (!self->sel->remote)
@@ -740,7 +729,7 @@ start_domain (CorralVmManager *self, virDomainPtr dom, const char *what, GError 
         if (!ensure_bridge (self, dom, error))
                 return FALSE;
         if (virDomainResume (dom) < 0) {
-                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, what);
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, what);
                 return FALSE;
         }
         return TRUE;
@@ -753,12 +742,14 @@ do_remove (CorralVmManager *self, virDomainPtr dom, GError **error)
 
         if (virDomainIsActive (dom) == 1 && virDomainDestroy (dom) < 0 &&
             virDomainIsActive (dom) == 1) {
-                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "destroying the VM failed");
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                              "destroying the VM failed");
                 return FALSE;
         }
         if (virDomainUndefineFlags (dom, VIR_DOMAIN_UNDEFINE_MANAGED_SAVE |
                                                  VIR_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA) < 0) {
-                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, "undefining the VM failed");
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED,
+                                              "undefining the VM failed");
                 return FALSE;
         }
         if (self->sel->remote) {
@@ -824,7 +815,7 @@ do_op (CorralVmManager *self, virDomainPtr dom, const char *name, CorralVmOp op,
                 g_return_val_if_reached (FALSE);
         }
         if (r < 0)
-                set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, what);
+                _corral_vm_set_libvirt_error (error, CORRAL_VM_ERROR_FAILED, what);
         return r >= 0;
 }
 
@@ -900,7 +891,8 @@ stop_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
         }
         if (virDomainIsActive (dom) == 1 && virDomainDestroy (dom) < 0 &&
             virDomainIsActive (dom) == 1) {
-                set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED, "powering off the VM failed");
+                _corral_vm_set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED,
+                                              "powering off the VM failed");
                 g_task_return_error (task, error);
                 return;
         }

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-pool.h"
+#include "corral-vm-pool-record.h"
 #include "corral-vm-private.h"
 
 #include "corral-exec-spec.h"
@@ -13,7 +14,6 @@
 #include <libvirt/virterror.h>
 #include <string.h>
 
-#define POOL_DOMAIN_PREFIX CORRAL_DOMAIN_PREFIX CORRAL_POOL_VM_PREFIX
 #define BOOT_TIMEOUT_MS 120000
 /* Connecting to an idle VM booted by another process: its agent is up, this is one HELLO. */
 #define ADOPT_TIMEOUT_MS 30000
@@ -56,20 +56,6 @@ struct _CorralVmPool {
 };
 
 G_DEFINE_FINAL_TYPE (CorralVmPool, corral_vm_pool, G_TYPE_OBJECT)
-
-const char *
-corral_vm_pool_state_to_string (CorralVmPoolState state)
-{
-        switch (state) {
-        case CORRAL_VM_POOL_IDLE:
-                return "idle";
-        case CORRAL_VM_POOL_TAKEN:
-                return "taken";
-        case CORRAL_VM_POOL_BOOTING:
-        default:
-                return "booting";
-        }
-}
 
 void
 corral_vm_pool_entry_free (CorralVmPoolEntry *entry)
@@ -185,134 +171,6 @@ corral_vm_pool_get_n_booting (CorralVmPool *self)
 
 /* libvirt side (threads) ---------------------------------------------------------------------- */
 
-static void
-set_libvirt_error (GError **error, const char *what)
-{
-        virErrorPtr err = virGetLastError ();
-
-        g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED, "%s: %s", what,
-                     err && err->message ? err->message : "unknown libvirt error");
-}
-
-typedef struct {
-        CorralVmPoolState state;
-        char *alias;
-} PoolMeta;
-
-static void
-pool_meta_start (GMarkupParseContext *context,
-                 const char *element,
-                 const char **names,
-                 const char **values,
-                 gpointer user_data,
-                 GError **error)
-{
-        PoolMeta *meta = user_data;
-        const char *colon = strchr (element, ':');
-
-        if (strcmp (colon ? colon + 1 : element, "pool") != 0)
-                return;
-        for (gsize i = 0; names[i]; i++) {
-                if (strcmp (names[i], "state") == 0) {
-                        if (strcmp (values[i], "idle") == 0)
-                                meta->state = CORRAL_VM_POOL_IDLE;
-                        else if (strcmp (values[i], "taken") == 0)
-                                meta->state = CORRAL_VM_POOL_TAKEN;
-                } else if (strcmp (names[i], "alias") == 0 && !meta->alias) {
-                        meta->alias = g_strdup (values[i]);
-                }
-        }
-}
-
-/* Reads the pool element of dom; BOOTING when it has none. Clears libvirt's last error. */
-static void
-read_pool_meta (virDomainPtr dom, PoolMeta *meta)
-{
-        static const GMarkupParser parser = { pool_meta_start, NULL, NULL, NULL, NULL };
-        g_autofree char *xml = NULL;
-        g_autoptr (GMarkupParseContext) ctx = NULL;
-        meta->state = CORRAL_VM_POOL_BOOTING;
-        meta->alias = NULL;
-        xml = virDomainGetMetadata (dom, VIR_DOMAIN_METADATA_ELEMENT, CORRAL_POOL_METADATA_NS, 0);
-        if (xml && strlen (xml) < 4096) {
-                ctx = g_markup_parse_context_new (&parser, 0, meta, NULL);
-                if (!g_markup_parse_context_parse (ctx, xml, -1, NULL) ||
-                    !g_markup_parse_context_end_parse (ctx, NULL))
-                        meta->state = CORRAL_VM_POOL_BOOTING;
-        }
-        /* Whatever the metadata says, only a valid VM name is an alias. */
-        if (meta->alias) {
-                g_autofree char *dname = g_strconcat (CORRAL_DOMAIN_PREFIX, meta->alias, NULL);
-                if (meta->state != CORRAL_VM_POOL_TAKEN || !corral_domain_name_is_valid (dname))
-                        g_clear_pointer (&meta->alias, g_free);
-        }
-        virResetLastError ();
-}
-
-static gboolean
-set_pool_meta (virDomainPtr dom, CorralVmPoolState state, const char *alias, GError **error)
-{
-        g_autofree char *xml =
-                alias ? g_markup_printf_escaped ("<pool state=\"%s\" alias=\"%s\"/>",
-                                                 corral_vm_pool_state_to_string (state), alias)
-                      : g_markup_printf_escaped ("<pool state=\"%s\"/>",
-                                                 corral_vm_pool_state_to_string (state));
-
-        if (virDomainSetMetadata (dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
-                                  CORRAL_POOL_METADATA_PREFIX, CORRAL_POOL_METADATA_NS,
-                                  VIR_DOMAIN_AFFECT_LIVE | VIR_DOMAIN_AFFECT_CONFIG) < 0) {
-                set_libvirt_error (error, "recording the pool state failed");
-                return FALSE;
-        }
-        return TRUE;
-}
-
-static void
-dom_unref (gpointer dom)
-{
-        virDomainFree (dom);
-}
-
-/* Returns: (transfer full) every pool domain. */
-static GPtrArray *
-list_pool_domains (virConnectPtr conn, GError **error)
-{
-        virDomainPtr *doms = NULL;
-        GPtrArray *out = g_ptr_array_new_with_free_func (dom_unref);
-        int n = virConnectListAllDomains (conn, &doms, 0);
-
-        if (n < 0) {
-                set_libvirt_error (error, "listing VMs failed");
-                g_ptr_array_unref (out);
-                return NULL;
-        }
-        for (int i = 0; i < n; i++) {
-                if (g_str_has_prefix (virDomainGetName (doms[i]), POOL_DOMAIN_PREFIX))
-                        g_ptr_array_add (out, doms[i]);
-                else
-                        virDomainFree (doms[i]);
-        }
-        free (doms);
-        return out;
-}
-
-virDomainPtr
-_corral_vm_pool_lookup_alias (virConnectPtr conn, const char *name)
-{
-        g_autoptr (GPtrArray) doms = list_pool_domains (conn, NULL);
-        virDomainPtr found = NULL;
-
-        for (guint i = 0; doms && i < doms->len && !found; i++) {
-                PoolMeta meta;
-
-                read_pool_meta (doms->pdata[i], &meta);
-                if (meta.alias && strcmp (meta.alias, name) == 0)
-                        found = g_ptr_array_steal_index (doms, i);
-                g_free (meta.alias);
-        }
-        return found;
-}
-
 static int
 compare_entry (gconstpointer a, gconstpointer b)
 {
@@ -323,7 +181,7 @@ compare_entry (gconstpointer a, gconstpointer b)
 static GPtrArray *
 list_entries (virConnectPtr conn, GError **error)
 {
-        g_autoptr (GPtrArray) doms = list_pool_domains (conn, error);
+        g_autoptr (GPtrArray) doms = _corral_pool_list_domains (conn, error);
         GPtrArray *out;
 
         if (!doms)
@@ -331,9 +189,9 @@ list_entries (virConnectPtr conn, GError **error)
         out = g_ptr_array_new_with_free_func ((GDestroyNotify) corral_vm_pool_entry_free);
         for (guint i = 0; i < doms->len; i++) {
                 CorralVmPoolEntry *e = g_new0 (CorralVmPoolEntry, 1);
-                PoolMeta meta;
+                CorralPoolRecord meta;
 
-                read_pool_meta (doms->pdata[i], &meta);
+                _corral_pool_record_read (doms->pdata[i], &meta);
                 e->name = g_strdup (virDomainGetName (doms->pdata[i]) +
                                     strlen (CORRAL_DOMAIN_PREFIX));
                 e->pool_state = meta.state;
@@ -418,8 +276,9 @@ mark_idle_thread (GTask *task, gpointer source, gpointer data, GCancellable *can
         GError *error = NULL;
 
         if (!dom)
-                set_libvirt_error (&error, "the new pool VM vanished");
-        if (dom && set_pool_meta (dom, CORRAL_VM_POOL_IDLE, NULL, &error))
+                _corral_vm_set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED,
+                                              "the new pool VM vanished");
+        if (dom && _corral_pool_record_write (dom, CORRAL_VM_POOL_IDLE, NULL, &error))
                 g_task_return_boolean (task, TRUE);
         else
                 g_task_return_error (task, error);
@@ -752,7 +611,7 @@ alias_is_free (virConnectPtr conn, const char *alias, GError **error)
         }
         same = virDomainLookupByName (conn, dname);
         if (!same)
-                aliased = _corral_vm_pool_lookup_alias (conn, alias);
+                aliased = _corral_pool_lookup_alias (conn, alias);
         if (same || aliased) {
                 g_set_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_EXISTS,
                              "a VM called “%s” already exists", alias);
@@ -778,21 +637,22 @@ take_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
         if (d->name) {
                 g_autofree char *dname = g_strconcat (CORRAL_DOMAIN_PREFIX, d->name, NULL);
                 if (!(dom = virDomainLookupByName (conn, dname))) {
-                        set_libvirt_error (&error, "the pool VM vanished");
+                        _corral_vm_set_libvirt_error (&error, CORRAL_VM_ERROR_FAILED,
+                                                      "the pool VM vanished");
                         g_task_return_error (task, error);
                         return;
                 }
         } else {
-                g_autoptr (GPtrArray) doms = list_pool_domains (conn, &error);
+                g_autoptr (GPtrArray) doms = _corral_pool_list_domains (conn, &error);
 
                 if (!doms) {
                         g_task_return_error (task, error);
                         return;
                 }
                 for (guint i = 0; i < doms->len && !dom; i++) {
-                        PoolMeta meta;
+                        CorralPoolRecord meta;
 
-                        read_pool_meta (doms->pdata[i], &meta);
+                        _corral_pool_record_read (doms->pdata[i], &meta);
                         g_free (meta.alias);
                         if (meta.state == CORRAL_VM_POOL_IDLE &&
                             virDomainIsActive (doms->pdata[i]) == 1 &&
@@ -806,7 +666,7 @@ take_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
                 }
                 d->name = g_strdup (virDomainGetName (dom) + strlen (CORRAL_DOMAIN_PREFIX));
         }
-        if (!set_pool_meta (dom, CORRAL_VM_POOL_TAKEN, d->alias, &error)) {
+        if (!_corral_pool_record_write (dom, CORRAL_VM_POOL_TAKEN, d->alias, &error)) {
                 g_task_return_error (task, error);
                 return;
         }

@@ -14,8 +14,8 @@ G_BEGIN_DECLS
 /* The manager's libvirt connection (transfer none). */
 virConnectPtr _corral_vm_manager_get_conn (CorralVmManager *self);
 
-/* The pool VM aliased to name (transfer full), or NULL. */
-virDomainPtr _corral_vm_pool_lookup_alias (virConnectPtr conn, const char *name);
+/* Sets error (code in CORRAL_VM_ERROR) to "what: libvirt's last error". */
+void _corral_vm_set_libvirt_error (GError **error, CorralVmError code, const char *what);
 
 /* The domain's state as Corral reports it (crashed and saved included). */
 CorralVmState _corral_vm_domain_state (virDomainPtr dom);
