@@ -378,3 +378,43 @@ proto_parse_u32 (const char *s, uint32_t min, uint32_t max, uint32_t *ret)
         *ret = (uint32_t) v;
         return true;
 }
+
+bool
+proto_nonce_valid (const char *s)
+{
+        if (strlen (s) != PROTO_NONCE_HEX_LEN)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return false;
+        return true;
+}
+
+int
+proto_hello_parse (const ProtoFrame *f, const char *peer_role, ProtoHello *ret)
+{
+        const char *role;
+
+        *ret = (ProtoHello){ .min_version = 1 };
+        if (f->type != PROTO_FRAME_HELLO ||
+            proto_json_parse (f->payload, f->length, &ret->json) < 0)
+                return -EINVAL;
+        if (proto_json_get_string (ret->json, "role", 16, &role) < 0 ||
+            strcmp (role, peer_role) != 0 ||
+            proto_json_get_string (ret->json, "nonce", 64, &ret->nonce) < 0 ||
+            !proto_nonce_valid (ret->nonce) ||
+            proto_json_get_int (ret->json, "version", 1, INT32_MAX, &ret->version) < 0 ||
+            proto_json_get_int (ret->json, "min_version", 1, INT32_MAX, &ret->min_version) ==
+                    -EINVAL) {
+                proto_hello_clear (ret);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+void
+proto_hello_clear (ProtoHello *hello)
+{
+        cJSON_Delete (hello->json);
+        *hello = (ProtoHello){ 0 };
+}

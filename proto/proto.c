@@ -229,6 +229,20 @@ proto_decoder_resync (ProtoDecoder *dec)
 }
 
 int
+proto_decoder_next_resync (ProtoDecoder *dec, ProtoFrame *ret)
+{
+        if (dec->broken && proto_decoder_resync (dec) == 0)
+                return 0;
+        return proto_decoder_next (dec, ret);
+}
+
+void
+proto_decoder_skip_to_hello (ProtoDecoder *dec)
+{
+        dec->broken = true;
+}
+
+int
 proto_frame_build (uint8_t type,
                    uint8_t flags,
                    uint32_t channel,

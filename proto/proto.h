@@ -111,6 +111,14 @@ int proto_decoder_next (ProtoDecoder *dec, ProtoFrame *ret);
  * found (the decoder works again), 0 if more input is needed (keep feeding and calling resync). */
 int proto_decoder_resync (ProtoDecoder *dec);
 
+/* proto_decoder_next for a stream that cannot be closed (a virtio port), as every guest program
+ * reads: a framing error is returned once; the following calls drop input up to the next HELLO
+ * header (returning 0 while they look) and go on from there (SECURITY.md A1). */
+int proto_decoder_next_resync (ProtoDecoder *dec, ProtoFrame *ret);
+/* Makes proto_decoder_next_resync drop input up to the next HELLO header: for a stream taken up
+ * again somewhere unknown (a port the host reopened). */
+void proto_decoder_skip_to_hello (ProtoDecoder *dec);
+
 /* Encoding helpers -------------------------------------------------------------------------- */
 
 /* Writes header + payload into a new malloc'd buffer. */
@@ -153,6 +161,25 @@ cJSON *proto_response_new (uint64_t id, cJSON *result /* (transfer full) */);
 cJSON *proto_error_response_new (uint64_t id, const char *code, const char *message, int errnum);
 cJSON *proto_event_new (const char *event, cJSON *params /* (transfer full) */);
 cJSON *proto_error_new (const char *code, const char *message, int errnum);
+
+/* HELLO ------------------------------------------------------------------------------------- */
+
+/* PROTO_NONCE_HEX_LEN lowercase hex digits, nothing else. */
+bool proto_nonce_valid (const char *s);
+
+typedef struct {
+        cJSON *json; /* the whole object, for the fields a peer adds (owned) */
+        const char *nonce; /* borrowed from json */
+        int64_t version;
+        int64_t min_version; /* 1 when the peer names none */
+} ProtoHello;
+
+/* A HELLO from peer_role ("host", "fs-server"): an object with that role, a valid nonce, a
+ * version ≥ 1 and, optionally, a min_version ≥ 1. 0 (release with proto_hello_clear), or
+ * -EINVAL: anything else is noise, which neither ends a session nor starts one (SECURITY.md
+ * A1, P5). Used by every guest program that answers the host's HELLO. */
+int proto_hello_parse (const ProtoFrame *f, const char *peer_role, ProtoHello *ret);
+void proto_hello_clear (ProtoHello *hello);
 
 /* "ENOENT" for ENOENT, NULL for unknown values. */
 const char *proto_errno_name (int errnum);

@@ -1,11 +1,12 @@
-/* corral-unix.h — small unix helpers: connecting to a unix socket, writing a whole buffer
- * (plain C, for host and guest code).
+/* corral-unix.h — small unix helpers: connecting to a unix socket, writing a whole buffer,
+ * fds 0-2 never left closed (plain C, for host and guest code).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #pragma once
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -60,6 +61,21 @@ corral_write_all (int fd, const void *data, size_t len)
                         return -EIO;
                 p += n;
                 len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* Opens /dev/null on whichever of fds 0-2 is closed, so that no descriptor a program opens later
+ * becomes its stdin, stdout or stderr: a log line to a reused stderr would corrupt a channel, a
+ * child given fds 0-2 by dup2 would get one of ours. 0, or -EBADF. Call first thing in main. */
+static inline int
+corral_ensure_std_fds (void)
+{
+        for (int fd = 0; fd < 3; fd++) {
+                if (fcntl (fd, F_GETFD) >= 0)
+                        continue;
+                if (open ("/dev/null", O_RDWR) != fd)
+                        return -EBADF;
         }
         return 0;
 }

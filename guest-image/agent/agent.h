@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "corral-outq.h"
 #include "proto.h"
 
 #include <linux/filter.h>
@@ -96,7 +97,6 @@ typedef enum {
         TRANSPORT_SERIAL,
 } TransportKind;
 
-typedef struct OutFrame OutFrame;
 typedef struct Channel Channel;
 typedef struct Proc Proc;
 typedef struct Watch Watch;
@@ -147,16 +147,13 @@ struct Agent {
         bool hup_logged;
         Timer hup_timer;
         ProtoDecoder dec;
-        bool resyncing;
 
         /* session */
         bool in_session;
         uint64_t session_gen;
 
         /* outgoing queue */
-        OutFrame *outq_head, *outq_tail;
-        size_t outq_bytes;
-        size_t outq_head_off; /* bytes of the head frame already written */
+        CorralOutq outq; /* util/corral-outq.h */
         bool out_full;
 
         /* objects */

@@ -306,15 +306,15 @@ agent_run (Agent *a)
                 bool pending;
                 int n;
 
-                if (a->outq_head && !blocked &&
-                    (unflushed >= FLUSH_EVERY_EVENTS || a->outq_bytes >= FLUSH_BYTES)) {
+                if (!corral_outq_empty (&a->outq) && !blocked &&
+                    (unflushed >= FLUSH_EVERY_EVENTS || a->outq.bytes >= FLUSH_BYTES)) {
                         transport_flush (a);
                         unflushed = 0;
-                        blocked = a->outq_head != NULL;
+                        blocked = !corral_outq_empty (&a->outq);
                 }
                 if (a->quit)
                         break;
-                pending = a->outq_head && a->connected && !blocked;
+                pending = !corral_outq_empty (&a->outq) && a->connected && !blocked;
                 n = epoll_wait (a->epfd, &ev, 1, pending ? 0 : -1);
                 if (n < 0) {
                         if (errno == EINTR)
@@ -325,7 +325,7 @@ agent_run (Agent *a)
                 if (n == 0) {
                         transport_flush (a);
                         unflushed = 0;
-                        blocked = a->outq_head != NULL;
+                        blocked = !corral_outq_empty (&a->outq);
                         continue;
                 }
                 {
@@ -334,7 +334,7 @@ agent_run (Agent *a)
                         src->func (a, src, ev.events);
                 }
                 unflushed++;
-                if (!a->outq_head)
+                if (corral_outq_empty (&a->outq))
                         blocked = false;
         }
         return 0;

@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include "corral-unix.h"
 #include "proc.h"
 
 #include <errno.h>
@@ -115,19 +116,6 @@ parse_args (Agent *a, int argc, char **argv)
         return 0;
 }
 
-/* Children get fds 0-2 by dup2; they must never be one of ours. */
-static int
-ensure_std_fds (void)
-{
-        for (int fd = 0; fd < 3; fd++) {
-                if (fcntl (fd, F_GETFD) >= 0)
-                        continue;
-                if (open ("/dev/null", O_RDWR) != fd)
-                        return -EBADF;
-        }
-        return 0;
-}
-
 static void
 read_boot_id (Agent *a)
 {
@@ -176,7 +164,7 @@ main (int argc, char **argv)
                 usage (stderr);
                 return 2;
         }
-        if (ensure_std_fds () < 0)
+        if (corral_ensure_std_fds () < 0)
                 return 1;
         /* Creation modes in requests are exact; children get 022 back. */
         umask (0);

@@ -16,33 +16,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-struct OutFrame {
-        OutFrame *next;
-        uint8_t *buf;
-        size_t len;
-};
-
 static void
 outq_push (Agent *a, uint8_t *buf, size_t len)
 {
-        OutFrame *f = malloc (sizeof *f);
-
-        if (!f) {
+        if (corral_outq_push (&a->outq, buf, len) < 0) {
                 /* Dropping one frame would corrupt nothing on the wire but lose a message. */
                 agent_log ("out of memory, frame dropped");
-                free (buf);
                 return;
         }
-        f->next = NULL;
-        f->buf = buf;
-        f->len = len;
-        if (a->outq_tail)
-                a->outq_tail->next = f;
-        else
-                a->outq_head = f;
-        a->outq_tail = f;
-        a->outq_bytes += len;
-        if (a->outq_bytes >= AGENT_OUTQ_HIGH)
+        if (a->outq.bytes >= AGENT_OUTQ_HIGH)
                 a->out_full = true;
         /* No write here: the loop flushes everything queued in one iteration with one writev
          * before it waits again (transport_flush), and asks for EPOLLOUT only if the socket
@@ -93,70 +75,18 @@ agent_send_json (Agent *a, uint8_t type, cJSON *obj)
         return 0;
 }
 
-static void
-outq_pop (Agent *a)
-{
-        OutFrame *f = a->outq_head;
-
-        a->outq_head = f->next;
-        if (!a->outq_head)
-                a->outq_tail = NULL;
-        a->outq_bytes -= f->len;
-        a->outq_head_off = 0;
-        free (f->buf);
-        free (f);
-}
-
-/* Writes what the fd takes now. Returns 0, or a negative errno for a broken connection. */
-static int
-outq_write (Agent *a, int fd)
-{
-        while (a->outq_head) {
-                struct iovec iov[16];
-                int n = 0;
-                ssize_t w;
-
-                for (OutFrame *f = a->outq_head; f && n < 16; f = f->next, n++) {
-                        size_t off = n == 0 ? a->outq_head_off : 0;
-
-                        iov[n].iov_base = f->buf + off;
-                        iov[n].iov_len = f->len - off;
-                }
-                w = writev (fd, iov, n);
-                if (w < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN)
-                                return 0;
-                        return -errno;
-                }
-                while (w > 0 && a->outq_head) {
-                        size_t left = a->outq_head->len - a->outq_head_off;
-
-                        if ((size_t) w >= left) {
-                                w -= (ssize_t) left;
-                                outq_pop (a);
-                        } else {
-                                a->outq_head_off += (size_t) w;
-                                w = 0;
-                        }
-                }
-        }
-        return 0;
-}
-
 int
 agent_outq_flush (Agent *a)
 {
         int fd = a->out_src.fd >= 0 ? a->out_src.fd : a->in_src.fd;
         int r;
 
-        if (!a->connected || fd < 0 || !a->outq_head)
+        if (!a->connected || fd < 0 || corral_outq_empty (&a->outq))
                 return 0;
-        r = outq_write (a, fd);
+        r = corral_outq_write (&a->outq, fd);
         if (r < 0)
                 return r;
-        if (a->out_full && a->outq_bytes <= AGENT_OUTQ_LOW) {
+        if (a->out_full && a->outq.bytes <= AGENT_OUTQ_LOW) {
                 a->out_full = false;
                 agent_kick (a);
         }
@@ -170,12 +100,12 @@ agent_outq_drain (Agent *a, int timeout_ms)
         int fd = a->out_src.fd >= 0 ? a->out_src.fd : a->in_src.fd;
         uint64_t deadline = agent_now_ms () + (uint64_t) timeout_ms;
 
-        while (a->connected && fd >= 0 && a->outq_head) {
+        while (a->connected && fd >= 0 && !corral_outq_empty (&a->outq)) {
                 struct pollfd pfd = { .fd = fd, .events = POLLOUT };
                 uint64_t now = agent_now_ms ();
 
                 if (now >= deadline || poll (&pfd, 1, (int) (deadline - now)) <= 0 ||
-                    (pfd.revents & (POLLERR | POLLHUP)) || outq_write (a, fd) < 0)
+                    (pfd.revents & (POLLERR | POLLHUP)) || corral_outq_write (&a->outq, fd) < 0)
                         break;
         }
 }
@@ -185,34 +115,15 @@ agent_outq_drain (Agent *a, int timeout_ms)
 void
 agent_outq_drop_pending (Agent *a)
 {
-        OutFrame *keep = a->outq_head_off > 0 ? a->outq_head : NULL;
-
-        while (a->outq_head && a->outq_head != keep)
-                outq_pop (a);
-        if (keep) {
-                OutFrame *rest = keep->next;
-
-                keep->next = NULL;
-                a->outq_tail = keep;
-                while (rest) {
-                        OutFrame *next = rest->next;
-
-                        a->outq_bytes -= rest->len;
-                        free (rest->buf);
-                        free (rest);
-                        rest = next;
-                }
-        }
-        if (a->out_full && a->outq_bytes <= AGENT_OUTQ_LOW)
+        corral_outq_drop_pending (&a->outq);
+        if (a->out_full && a->outq.bytes <= AGENT_OUTQ_LOW)
                 a->out_full = false;
 }
 
 void
 agent_outq_clear (Agent *a)
 {
-        a->outq_head_off = 0;
-        while (a->outq_head)
-                outq_pop (a);
+        corral_outq_clear (&a->outq);
         a->out_full = false;
 }
 

@@ -147,17 +147,6 @@ session_end (Agent *a, const char *why)
         a->in_session = false;
 }
 
-static bool
-nonce_valid (const char *s)
-{
-        if (strlen (s) != PROTO_NONCE_HEX_LEN)
-                return false;
-        for (const char *p = s; *p; p++)
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                        return false;
-        return true;
-}
-
 static cJSON *
 hello_reply (Agent *a, const char *nonce, int64_t version)
 {
@@ -182,39 +171,31 @@ hello_reply (Agent *a, const char *nonce, int64_t version)
 static void
 handle_hello (Agent *a, const ProtoFrame *f)
 {
-        cJSON *hello = NULL, *reply;
-        const char *role, *nonce;
-        int64_t version, min_version = PROTO_MIN_VERSION, v;
+        ProtoHello hello;
+        cJSON *reply;
+        int64_t v;
 
-        /* A HELLO that is not a well-formed host HELLO is ignored like any other noise: it
-         * neither ends the session nor starts one. */
-        if (proto_json_parse (f->payload, f->length, &hello) < 0 ||
-            proto_json_get_string (hello, "role", 16, &role) < 0 || strcmp (role, "host") != 0 ||
-            proto_json_get_string (hello, "nonce", 64, &nonce) < 0 || !nonce_valid (nonce) ||
-            proto_json_get_int (hello, "version", 1, INT32_MAX, &version) < 0 ||
-            proto_json_get_int (hello, "min_version", 1, INT32_MAX, &min_version) == -EINVAL) {
+        if (proto_hello_parse (f, "host", &hello) < 0) {
                 agent_log ("invalid HELLO ignored");
-                cJSON_Delete (hello);
                 return;
         }
-
         session_end (a, "new HELLO");
         a->session_gen++;
-        v = version < PROTO_VERSION ? version : PROTO_VERSION;
-        reply = hello_reply (a, nonce, v);
-        if (reply && (v < min_version || v < PROTO_MIN_VERSION)) {
+        v = hello.version < PROTO_VERSION ? hello.version : PROTO_VERSION;
+        reply = hello_reply (a, hello.nonce, v);
+        if (reply && (v < hello.min_version || v < PROTO_MIN_VERSION)) {
                 cJSON_AddItemToObject (reply, "error",
                                        proto_error_new ("unsupported-version",
                                                         "no protocol version in common", 0));
                 agent_send_json (a, PROTO_FRAME_HELLO, reply);
-                agent_log ("HELLO with unsupported version %lld..%lld", (long long) min_version,
-                           (long long) version);
+                agent_log ("HELLO with unsupported version %lld..%lld",
+                           (long long) hello.min_version, (long long) hello.version);
         } else {
                 agent_send_json (a, PROTO_FRAME_HELLO, reply);
                 a->in_session = true;
                 agent_debug ("session %llu starts", (unsigned long long) a->session_gen);
         }
-        cJSON_Delete (hello);
+        proto_hello_clear (&hello);
 }
 
 static void

@@ -51,7 +51,7 @@ shared_fd (const Agent *a)
 void
 transport_update_interest (Agent *a)
 {
-        uint32_t in = 0, out = a->outq_head ? EPOLLOUT : 0;
+        uint32_t in = 0, out = corral_outq_empty (&a->outq) ? 0 : EPOLLOUT;
 
         if (!a->connected || a->hup_backoff)
                 return;
@@ -73,7 +73,6 @@ conn_attach (Agent *a, int in, int out)
         int r;
 
         proto_decoder_reset (&a->dec);
-        a->resyncing = false;
         a->hup_backoff = false;
         r = source_add (a, &a->in_src, in, EPOLLIN);
         if (r < 0)
@@ -150,7 +149,6 @@ framing_error (Agent *a, int r)
          * way: the session ends and everything up to the next HELLO header is dropped. */
         agent_log ("framing error (%s), waiting for a new HELLO", strerror (-r));
         session_end (a, "framing error");
-        a->resyncing = true;
 }
 
 void
@@ -162,12 +160,7 @@ transport_process_input (Agent *a)
                 ProtoFrame f;
                 int r;
 
-                if (a->resyncing) {
-                        if (proto_decoder_resync (&a->dec) == 0)
-                                break;
-                        a->resyncing = false;
-                }
-                r = proto_decoder_next (&a->dec, &f);
+                r = proto_decoder_next_resync (&a->dec, &f);
                 if (r == 0)
                         break;
                 if (r < 0) {
@@ -228,7 +221,7 @@ transport_flush (Agent *a)
 {
         int r;
 
-        if (!a->connected || !a->outq_head)
+        if (!a->connected || corral_outq_empty (&a->outq))
                 return;
         r = agent_outq_flush (a);
         if (r < 0)

@@ -19,6 +19,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include "corral-unix.h"
 #include "netmux.h"
 #include "netsession.h"
 #include "proto.h"
@@ -473,6 +474,8 @@ main (int argc, char **argv)
         int listener, r;
         NetMux *m = NULL;
 
+        if (corral_ensure_std_fds () < 0)
+                return 1;
         token = getenv ("CORRAL_PROXY_TOKEN");
         if (!parse_options (argc, argv, &o) || (token && strlen (token) < 16)) {
                 fprintf (stderr, "usage: corral-netproxy (--fd N | --serial DEV) [--listen PORT] "

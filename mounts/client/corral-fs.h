@@ -19,6 +19,7 @@
 #define FUSE_USE_VERSION 35
 
 #include "fs.h"
+#include "corral-outq.h"
 #include "proto.h"
 
 #include <fuse_lowlevel.h>
@@ -76,8 +77,6 @@ typedef struct FsLaDir FsLaDir;
 #define FS_SHM_SLOT FS_MAX_IO
 #define FS_SHM_MAX_SLOTS 64
 
-typedef struct FsOut FsOut;
-
 typedef struct {
         uint8_t kind; /* FsNotifyKind */
         uint64_t ino;
@@ -117,12 +116,9 @@ typedef struct {
         int chan_fd;
         ProtoDecoder dec;
         bool connected;
-        bool resyncing;
         bool hup_backoff; /* serial: the host side is gone, look again at hup_until_ms */
         int64_t hup_until_ms;
-        FsOut *out_head, *out_tail;
-        size_t out_off; /* bytes of out_head already written */
-        size_t out_bytes;
+        CorralOutq out; /* util/corral-outq.h */
 
         /* session */
         bool in_session;

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-fs.h"
+#include "corral-unix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -280,7 +281,7 @@ run (Fs *fs)
                         fs->hup_backoff = false;
                 if (fs->connected && !fs->hup_backoff) {
                         pfd[0].fd = fs->chan_fd;
-                        if (fs->out_head)
+                        if (!corral_outq_empty (&fs->out))
                                 pfd[0].events |= POLLOUT;
                 } else if (fs->hup_backoff) {
                         wake = fs->hup_until_ms;
@@ -332,20 +333,6 @@ raise_priority (void)
                 fs_debug ("priority stays (%s)", strerror (errno));
 }
 
-/* The channel must never be fd 0-2: a log line written to a closed stderr that was reused for
- * the channel would corrupt the stream. */
-static int
-ensure_std_fds (void)
-{
-        for (int fd = 0; fd < 3; fd++) {
-                if (fcntl (fd, F_GETFD) >= 0)
-                        continue;
-                if (open ("/dev/null", O_RDWR) != fd)
-                        return -EBADF;
-        }
-        return 0;
-}
-
 int
 main (int argc, char **argv)
 {
@@ -356,7 +343,7 @@ main (int argc, char **argv)
                 usage (stderr);
                 return 2;
         }
-        if (ensure_std_fds () < 0)
+        if (corral_ensure_std_fds () < 0)
                 return 1;
         raise_priority ();
         r = default_owner (&fs);

@@ -130,7 +130,7 @@ bool
 fs_session_can_accept (const Fs *fs)
 {
         /* Each FUSE request adds at most one pending entry and one frame. */
-        return fs->free_head < FS_MAX_SLOTS && fs->out_bytes < FS_OUTQ_HIGH;
+        return fs->free_head < FS_MAX_SLOTS && fs->out.bytes < FS_OUTQ_HIGH;
 }
 
 /* Whether q may change a file, a folder or what the kernel cached about one. */
@@ -265,17 +265,6 @@ fs_session_end (Fs *fs, const char *why)
 
 /* HELLO ----------------------------------------------------------------------------------------- */
 
-static bool
-nonce_valid (const char *s)
-{
-        if (strlen (s) != PROTO_NONCE_HEX_LEN)
-                return false;
-        for (const char *p = s; *p; p++)
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                        return false;
-        return true;
-}
-
 static void
 send_hello (Fs *fs, const char *nonce)
 {
@@ -331,42 +320,29 @@ fs_session_ask_hello (Fs *fs, int64_t now)
 static void
 handle_hello (Fs *fs, const ProtoFrame *f)
 {
-        cJSON *hello = NULL;
-        const char *role, *nonce;
-        int64_t version, min_version = 1;
+        ProtoHello hello;
+        int64_t shm_size = 0;
 
-        /* Anything but a well-formed server HELLO is noise: it neither ends nor starts a
-         * session. */
-        if (proto_json_parse (f->payload, f->length, &hello) < 0 ||
-            proto_json_get_string (hello, "role", 16, &role) < 0 ||
-            strcmp (role, "fs-server") != 0 ||
-            proto_json_get_string (hello, "nonce", 64, &nonce) < 0 || !nonce_valid (nonce) ||
-            proto_json_get_int (hello, "version", 1, INT32_MAX, &version) < 0 ||
-            proto_json_get_int (hello, "min_version", 1, INT32_MAX, &min_version) == -EINVAL) {
+        if (proto_hello_parse (f, "fs-server", &hello) < 0) {
                 fs_log ("invalid HELLO ignored");
-                cJSON_Delete (hello);
                 return;
         }
         fs_session_end (fs, "new HELLO");
-        if (min_version > FS_PROTO_VERSION) {
+        if (hello.min_version > FS_PROTO_VERSION) {
                 fs_log ("server needs protocol version %lld or later; this client speaks %d",
-                        (long long) min_version, FS_PROTO_VERSION);
-                cJSON_Delete (hello);
+                        (long long) hello.min_version, FS_PROTO_VERSION);
+                proto_hello_clear (&hello);
                 return;
         }
-        {
-                int64_t shm_size = 0;
-
-                if (proto_json_get_int (hello, "shm_size", 1, FS_SHM_MAX, &shm_size) == -EINVAL)
-                        shm_size = 0;
-                fs_shm_check (fs, nonce, shm_size);
-        }
+        if (proto_json_get_int (hello.json, "shm_size", 1, FS_SHM_MAX, &shm_size) == -EINVAL)
+                shm_size = 0;
+        fs_shm_check (fs, hello.nonce, shm_size);
         /* A new epoch makes every inode and handle of the previous session stale. */
         fs->epoch = (uint16_t) (fs->epoch + 1 == 0 ? 1 : fs->epoch + 1);
-        send_hello (fs, nonce);
+        send_hello (fs, hello.nonce);
         fs->had_session = true;
         fs_debug ("session %u starts", fs->epoch);
-        cJSON_Delete (hello);
+        proto_hello_clear (&hello);
 }
 
 /* Frames ---------------------------------------------------------------------------------------- */

@@ -17,12 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-struct FsOut {
-        FsOut *next;
-        uint8_t *buf;
-        size_t len;
-};
-
 int64_t
 fs_now_ms (void)
 {
@@ -103,7 +97,7 @@ fs_transport_lost (Fs *fs, const char *why)
                 fs->hup_until_ms = fs_now_ms () + FS_HUP_BACKOFF_MS;
                 fs_outq_clear (fs);
                 proto_decoder_reset (&fs->dec);
-                fs->resyncing = true;
+                proto_decoder_skip_to_hello (&fs->dec);
                 return;
         }
         fs_debug ("connection ended (%s)", why);
@@ -122,7 +116,6 @@ framing_error (Fs *fs, int r)
          * ends and everything up to the next HELLO header is dropped. */
         fs_log ("framing error (%s), waiting for a new HELLO", strerror (-r));
         fs_session_end (fs, "framing error");
-        fs->resyncing = true;
 }
 
 static void
@@ -132,12 +125,7 @@ process_input (Fs *fs)
                 ProtoFrame f;
                 int r;
 
-                if (fs->resyncing) {
-                        if (proto_decoder_resync (&fs->dec) == 0)
-                                break;
-                        fs->resyncing = false;
-                }
-                r = proto_decoder_next (&fs->dec, &f);
+                r = proto_decoder_next_resync (&fs->dec, &f);
                 if (r == 0)
                         break;
                 if (r < 0) {
@@ -182,98 +170,30 @@ fs_transport_read (Fs *fs)
 void
 fs_outq_push (Fs *fs, uint8_t *buf, size_t len)
 {
-        FsOut *o = malloc (sizeof *o);
-
-        if (!o) {
+        if (corral_outq_push (&fs->out, buf, len) < 0)
                 fs_log ("out of memory, frame dropped");
-                free (buf);
-                return;
-        }
-        o->next = NULL;
-        o->buf = buf;
-        o->len = len;
-        if (fs->out_tail)
-                fs->out_tail->next = o;
-        else
-                fs->out_head = o;
-        fs->out_tail = o;
-        fs->out_bytes += len;
-}
-
-static void
-outq_pop (Fs *fs)
-{
-        FsOut *o = fs->out_head;
-
-        fs->out_head = o->next;
-        if (!fs->out_head)
-                fs->out_tail = NULL;
-        fs->out_bytes -= o->len;
-        fs->out_off = 0;
-        free (o->buf);
-        free (o);
 }
 
 void
 fs_outq_clear (Fs *fs)
 {
-        while (fs->out_head)
-                outq_pop (fs);
+        corral_outq_clear (&fs->out);
 }
 
 void
 fs_outq_drop (Fs *fs)
 {
-        FsOut *keep = fs->out_head;
-
-        if (!keep || fs->out_off == 0) {
-                fs_outq_clear (fs);
-                return;
-        }
-        /* The host has half of this frame: the rest must follow or the stream is corrupt. */
-        while (keep->next) {
-                FsOut *o = keep->next;
-
-                keep->next = o->next;
-                fs->out_bytes -= o->len;
-                free (o->buf);
-                free (o);
-        }
-        fs->out_tail = keep;
+        /* The host may have half of a frame: the rest must follow or the stream is corrupt. */
+        corral_outq_drop_pending (&fs->out);
 }
 
 void
 fs_transport_flush (Fs *fs)
 {
-        while (fs->connected && fs->out_head && !fs->hup_backoff) {
-                struct iovec iov[16];
-                int n_iov = 0;
-                size_t off = fs->out_off;
-                ssize_t n;
+        int r;
 
-                for (FsOut *o = fs->out_head; o && n_iov < 16; o = o->next) {
-                        iov[n_iov].iov_base = o->buf + off;
-                        iov[n_iov].iov_len = o->len - off;
-                        n_iov++;
-                        off = 0;
-                }
-                n = writev (fs->chan_fd, iov, n_iov);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno != EAGAIN)
-                                fs_transport_lost (fs, strerror (errno));
-                        return;
-                }
-                while (n > 0 && fs->out_head) {
-                        size_t left = fs->out_head->len - fs->out_off;
-
-                        if ((size_t) n < left) {
-                                fs->out_off += (size_t) n;
-                                break;
-                        }
-                        n -= (ssize_t) left;
-                        outq_pop (fs);
-                }
-        }
+        if (!fs->connected || fs->hup_backoff || corral_outq_empty (&fs->out))
+                return;
+        if ((r = corral_outq_write (&fs->out, fs->chan_fd)) < 0)
+                fs_transport_lost (fs, strerror (-r));
 }

@@ -263,6 +263,86 @@ test_decoder_resync (void)
         proto_decoder_clear (&dec);
 }
 
+/* The guest programs' read loop: a framing error once, then nothing until a HELLO header. */
+static void
+test_decoder_next_resync (void)
+{
+        ProtoDecoder dec;
+        const char *hello = "{\"version\":1}";
+        uint8_t *buf;
+        size_t len;
+        ProtoFrame f;
+
+        g_assert_cmpint (proto_decoder_init (&dec, 0), ==, 0);
+        proto_decoder_feed (&dec, "garbage-garbage!", 16);
+        g_assert_cmpint (proto_decoder_next_resync (&dec, &f), <, 0);
+        g_assert_cmpint (proto_decoder_next_resync (&dec, &f), ==, 0);
+        g_assert_cmpint (
+                proto_frame_build (PROTO_FRAME_HELLO, 0, 0, hello, strlen (hello), &buf, &len), ==,
+                0);
+        proto_decoder_feed (&dec, buf, len);
+        g_assert_cmpint (proto_decoder_next_resync (&dec, &f), ==, 1);
+        g_assert_cmpuint (f.type, ==, PROTO_FRAME_HELLO);
+        /* A stream taken up again: the next frame counts only from a HELLO on. */
+        proto_decoder_reset (&dec);
+        proto_decoder_skip_to_hello (&dec);
+        proto_decoder_feed (&dec, "zz", 2);
+        proto_decoder_feed (&dec, buf, len);
+        g_assert_cmpint (proto_decoder_next_resync (&dec, &f), ==, 1);
+        g_assert_cmpuint (f.type, ==, PROTO_FRAME_HELLO);
+        free (buf);
+        proto_decoder_clear (&dec);
+}
+
+/* HELLO as every guest program reads it (SECURITY.md A1, P5). */
+static void
+test_hello_parse (void)
+{
+        static const struct {
+                const char *json;
+                int want;
+        } cases[] = {
+                { "{\"role\":\"host\",\"nonce\":\"0123456789abcdef0123456789abcdef\",\"version\":"
+                  "1}",
+                  0 },
+                { "{\"role\":\"host\",\"nonce\":\"0123456789abcdef0123456789abcdef\",\"version\":2,"
+                  "\"min_version\":2}",
+                  0 },
+                { "{\"role\":\"agent\",\"nonce\":\"0123456789abcdef0123456789abcdef\",\"version\":"
+                  "1}",
+                  -EINVAL },
+                { "{\"role\":\"host\",\"nonce\":\"0123456789ABCDEF0123456789abcdef\",\"version\":"
+                  "1}",
+                  -EINVAL },
+                { "{\"role\":\"host\",\"nonce\":\"0123456789abcdef\",\"version\":1}", -EINVAL },
+                { "{\"role\":\"host\",\"nonce\":\"0123456789abcdef0123456789abcdef\",\"version\":"
+                  "0}",
+                  -EINVAL },
+                { "{\"role\":\"host\",\"nonce\":\"0123456789abcdef0123456789abcdef\"}", -EINVAL },
+                { "{\"role\":\"host\",\"nonce\":\"0123456789abcdef0123456789abcdef\",\"version\":1,"
+                  "\"min_version\":\"1\"}",
+                  -EINVAL },
+                { "[1]", -EINVAL },
+        };
+
+        for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+                ProtoFrame f = { .type = PROTO_FRAME_HELLO,
+                                 .payload = (const uint8_t *) cases[i].json,
+                                 .length = (uint32_t) strlen (cases[i].json) };
+                ProtoHello h;
+
+                g_test_message ("%s", cases[i].json);
+                g_assert_cmpint (proto_hello_parse (&f, "host", &h), ==, cases[i].want);
+                if (cases[i].want == 0) {
+                        g_assert_cmpstr (h.nonce, ==, "0123456789abcdef0123456789abcdef");
+                        g_assert_cmpint (h.min_version, ==, i == 0 ? 1 : 2);
+                } else {
+                        g_assert_null (h.json);
+                }
+                proto_hello_clear (&h);
+        }
+}
+
 static void
 test_frame_build_refusals (void)
 {
@@ -442,6 +522,8 @@ main (int argc, char **argv)
         g_test_add_func ("/proto/decoder/max-frames", test_decoder_max_frames);
         g_test_add_func ("/proto/decoder/refuses-oversize", test_decoder_refuses_oversize);
         g_test_add_func ("/proto/decoder/resync", test_decoder_resync);
+        g_test_add_func ("/proto/decoder/next-resync", test_decoder_next_resync);
+        g_test_add_func ("/proto/hello/parse", test_hello_parse);
         g_test_add_func ("/proto/frame/build-refusals", test_frame_build_refusals);
         g_test_add_func ("/proto/json/utf8", test_utf8);
         g_test_add_func ("/proto/json/refusals", test_json_refusals);
