@@ -118,6 +118,9 @@ typedef struct {
         int ruleset_fd; /* built for ruleset_home, on first use */
         char *ruleset_home;
         uint64_t ruleset_places; /* what the places were when it was built (confine.c) */
+        uint64_t ruleset_gen; /* counts the builds: a spawner confined with an older one is old */
+        struct Spawner *spawner; /* spawner.c; NULL until the first confined command */
+        struct ConfineListener *listeners; /* the spawners' seccomp listeners (confine.c) */
 } Confine;
 
 struct Agent {

@@ -3,8 +3,9 @@
  * command write only its own places. The VM stays the boundary; this keeps a hostile command away
  * from the guest's services and their channels to the host, which share its kernel.
  *
- * Both are built here in the agent; the spawned child (spawn.c, a vfork-style clone that must
- * not allocate) only installs them: no_new_privs, landlock_restrict_self, seccomp, then execve.
+ * Both are built here in the agent and installed once in a spawner thread (spawner.c), whose
+ * clones inherit them; when no spawner can run, the spawned child (spawn.c, a vfork-style clone
+ * that must not allocate) installs them itself: no_new_privs, landlock_restrict_self, seccomp.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -294,6 +295,8 @@ confine_init (Confine *c)
 void
 confine_clear (Confine *c)
 {
+        spawner_free (c->spawner);
+        c->spawner = NULL;
         free (c->filter.filter);
         c->filter.filter = NULL;
         free (c->notify_filter.filter);
@@ -311,6 +314,14 @@ confine_clear (Confine *c)
         c->ruleset_fd = -1;
         free (c->ruleset_home);
         c->ruleset_home = NULL;
+        while (c->listeners) {
+                ConfineListener *l = c->listeners;
+
+                c->listeners = l->next;
+                if (l->src.fd >= 0)
+                        close (l->src.fd);
+                free (l);
+        }
 }
 
 /* Rights for reading and running files; "write" places get every handled right. */
@@ -461,6 +472,7 @@ confine_ruleset (Confine *c, const char *home, int *ret_fd)
         if (c->ruleset_fd >= 0)
                 close (c->ruleset_fd);
         free (c->ruleset_home);
+        c->ruleset_gen++;
         c->ruleset_fd = fd;
         c->ruleset_home = home ? strdup (home) : NULL;
         c->ruleset_places = places;
@@ -494,32 +506,46 @@ send_fd (int sock, int fd)
 }
 
 int
-confine_apply_child (const Confine *c, int ruleset_fd, bool *ret_sent)
+confine_apply_self (const Confine *c, int ruleset_fd, int *ret_listener)
 {
         long listener;
 
-        *ret_sent = false;
+        *ret_listener = -1;
         if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return -1;
         if (ruleset_fd >= 0 && syscall (SYS_landlock_restrict_self, ruleset_fd, 0) < 0)
                 return -1;
         if (c->notify_filter.filter && c->notify_sock[1] >= 0) {
-                /* EBUSY (a listener up the chain already, e.g. a nested agent): the plain one */
+                /* EBUSY (a listener up the chain already, e.g. a nested agent): the plain one.
+                 * The kernel makes the listener close-on-exec. */
                 listener = syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER,
                                     SECCOMP_FILTER_FLAG_NEW_LISTENER, &c->notify_filter);
                 if (listener >= 0) {
-                        /* Without its listener the filter would answer ENOSYS: fail instead. */
-                        int r = send_fd (c->notify_sock[1], (int) listener);
-
-                        close ((int) listener);
-                        if (r < 0)
-                                return -1;
-                        *ret_sent = true;
+                        *ret_listener = (int) listener;
                         return 0;
                 }
         }
         if (c->filter.filter && syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &c->filter) < 0)
                 return -1;
+        return 0;
+}
+
+int
+confine_apply_child (const Confine *c, int ruleset_fd, bool *ret_sent)
+{
+        int listener, r;
+
+        *ret_sent = false;
+        if (confine_apply_self (c, ruleset_fd, &listener) < 0)
+                return -1;
+        if (listener < 0)
+                return 0;
+        /* Without its listener the filter would answer ENOSYS: fail instead. */
+        r = send_fd (c->notify_sock[1], listener);
+        close (listener);
+        if (r < 0)
+                return -1;
+        *ret_sent = true;
         return 0;
 }
 
@@ -533,7 +559,57 @@ note_refused (Proc *p, const char *name)
                 snprintf (p->refused[p->n_refused++], sizeof p->refused[0], "%s", name);
 }
 
-/* A refused call of the command's tree: answer it with the table's errno, remember its name. */
+static Proc *
+proc_of_pid (Agent *a, pid_t pid)
+{
+        for (Proc *p = a->procs; p; p = p->next)
+                if (p->pid == pid && !p->reaped)
+                        return p;
+        return NULL;
+}
+
+/* The parent of pid, from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold spaces
+ * and parentheses, so the last ')' ends it). 0 when it cannot be read. */
+static pid_t
+parent_of (pid_t pid)
+{
+        char path[64], buf[512];
+        const char *end;
+        ssize_t n;
+        int fd, ppid = 0;
+
+        snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open (path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        n = read (fd, buf, sizeof buf - 1);
+        close (fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        end = strrchr (buf, ')');
+        if (!end || sscanf (end + 1, " %*c %d", &ppid) != 1)
+                return 0;
+        return (pid_t) ppid;
+}
+
+/* The command whose tree pid belongs to: each command leads its own session, so its session id
+ * names it; a process that left the session is followed up its parents. */
+static Proc *
+command_of (Agent *a, pid_t pid)
+{
+        pid_t sid = getsid (pid);
+        Proc *p = sid > 0 ? proc_of_pid (a, sid) : NULL;
+
+        for (int depth = 0; !p && pid > 1 && depth < 64; depth++) {
+                p = proc_of_pid (a, pid);
+                pid = parent_of (pid);
+        }
+        return p;
+}
+
+/* A refused call: answer it with the table's errno, remember its name for the command whose
+ * tree made it (p: the listener is that command's own; NULL: a spawner's, shared by all). */
 static void
 on_notify (Agent *a, Source *s, uint32_t events)
 {
@@ -547,6 +623,7 @@ on_notify (Agent *a, Source *s, uint32_t events)
                 if (ioctl (s->fd, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
                         char *name =
                                 seccomp_syscall_resolve_num_arch (req->data.arch, req->data.nr);
+                        Proc *cmd = p ? p : command_of (a, (pid_t) req->pid);
 
                         memset (resp, 0, c->notif_resp_size);
                         resp->id = req->id;
@@ -554,8 +631,10 @@ on_notify (Agent *a, Source *s, uint32_t events)
                         /* ENOENT: the caller is gone (killed meanwhile) */
                         if (ioctl (s->fd, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
                                 agent_debug ("seccomp answer: %s", strerror (errno));
-                        note_refused (p, name ? name : "unknown");
-                        agent_debug ("proc %llu: refused %s", (unsigned long long) p->id,
+                        if (cmd)
+                                note_refused (cmd, name ? name : "unknown");
+                        agent_debug ("proc %llu (pid %d): refused %s",
+                                     (unsigned long long) (cmd ? cmd->id : 0), (int) req->pid,
                                      name ? name : "?");
                         free (name);
                         return;
@@ -565,7 +644,41 @@ on_notify (Agent *a, Source *s, uint32_t events)
                 agent_debug ("seccomp notification: %s", strerror (errno));
         }
         /* No process uses the filter any more, or the listener broke. */
-        source_close (a, s);
+        if (p) {
+                source_close (a, s);
+                return;
+        }
+        for (ConfineListener **l = &c->listeners; *l; l = &(*l)->next) {
+                if (&(*l)->src == s) {
+                        ConfineListener *dead = *l;
+
+                        *l = dead->next;
+                        source_close (a, s);
+                        free (dead);
+                        return;
+                }
+        }
+}
+
+void
+confine_watch_listener (Agent *a, int fd)
+{
+        ConfineListener *l = calloc (1, sizeof *l);
+
+        if (!l) {
+                agent_log ("cannot watch a seccomp listener: %s", strerror (ENOMEM));
+                close (fd);
+                return;
+        }
+        source_init (&l->src, on_notify, NULL);
+        if (source_add (a, &l->src, fd, EPOLLIN) < 0) {
+                agent_log ("cannot watch a seccomp listener: %s", strerror (errno));
+                close (fd);
+                free (l);
+                return;
+        }
+        l->next = a->confine.listeners;
+        a->confine.listeners = l;
 }
 
 void

@@ -117,14 +117,25 @@ char **build_env (Agent *a, uint64_t id, const cJSON *params, const User *u, boo
 char **build_argv (Agent *a, uint64_t id, const cJSON *params, char **ret_shell);
 
 /* confine.c */
+typedef struct ConfineListener ConfineListener;
+struct ConfineListener {
+        Source src;
+        ConfineListener *next;
+};
+
 void confine_init (Confine *c);
 void confine_clear (Confine *c);
 /* The Landlock ruleset for a command whose home is home (kept for the next one) in *ret_fd, -1
  * when the kernel has none. 0, or a negative errno when it cannot be built. */
 int confine_ruleset (Confine *c, const char *home, int *ret_fd);
-/* In the spawned child: no_new_privs, Landlock, seccomp. -1 with errno set. *ret_sent: the
- * filter reports to a listener whose fd went to the agent (confine_take_listener). */
+/* In the calling thread: no_new_privs, Landlock, seccomp. -1 with errno set. *ret_listener:
+ * the notifying filter's listener fd, or -1 when the plain filter went in. */
+int confine_apply_self (const Confine *c, int ruleset_fd, int *ret_listener);
+/* In the spawned child: the same, the listener sent to the agent (confine_take_listener). */
 int confine_apply_child (const Confine *c, int ruleset_fd, bool *ret_sent);
+/* Watches a spawner's listener (owned by c->listeners until no process uses its filter):
+ * refused calls are counted for the command whose tree made them. Takes fd. */
+void confine_watch_listener (Agent *a, int fd);
 /* In the agent after a spawn whose child sent a listener: watches it for p (or closes it when
  * p is NULL, the spawn having failed). */
 void confine_take_listener (Agent *a, Proc *p);
@@ -132,6 +143,17 @@ void confine_take_listener (Agent *a, Proc *p);
 void confine_add_refused (cJSON *obj, const Proc *p);
 /* Adds "confinement" {"seccomp": text, "landlock": text} to an info result. */
 void confine_describe (const Confine *c, cJSON *res);
+
+/* spawner.c: a thread of the agent that confines itself once (confine_apply_self) and clones
+ * the confined commands, which inherit its filter and ruleset for nothing. */
+typedef struct Spawner Spawner;
+/* clone (fn, stack, flags, arg) in the spawner confined with ruleset_fd (-1: no Landlock),
+ * started or replaced first when the ruleset is new. The child's pid; a negative errno from
+ * clone; -EAGAIN when no spawner can run, and the caller confines the child itself. */
+pid_t
+spawner_clone (Agent *a, int ruleset_fd, int (*fn) (void *), void *stack, int flags, void *arg);
+/* Stops the thread (commands it started run on); NULL is ignored. */
+void spawner_free (Spawner *s);
 
 /* spawn.c */
 typedef struct {

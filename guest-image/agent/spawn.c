@@ -8,6 +8,10 @@
  * execve or exited, so the child writes a failure (which step, errno) straight into the shared
  * SpawnChild record, and exec.start answers with the real error instead of exit code 127.
  * The child therefore only makes system calls, never allocates, and never touches agent state.
+ * A confined command is cloned by the spawner thread (spawner.c), which is confined already;
+ * that thread shares the agent's memory too, so the child is the same function, and it makes
+ * raw system calls where glibc would act for the whole (now threaded) process (setuid's
+ * signalling of every thread).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -26,6 +30,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -51,6 +56,7 @@ typedef struct {
         int step; /* written by the child on failure */
         int err; /* 0: execve succeeded */
         bool listener_sent; /* the child sent a seccomp listener to the agent */
+        bool preconfined; /* cloned by the spawner: the wall is inherited */
 } SpawnChild;
 
 static void __attribute__ ((noreturn)) child_fail (SpawnChild *c, int step)
@@ -130,8 +136,9 @@ child (void *arg)
         }
 
         if (sp->change_user) {
-                if (setgroups ((size_t) sp->n_groups, sp->groups) < 0 || setgid (sp->gid) < 0 ||
-                    setuid (sp->uid) < 0)
+                if (syscall (SYS_setgroups, (size_t) sp->n_groups, sp->groups) < 0 ||
+                    syscall (SYS_setresgid, sp->gid, sp->gid, sp->gid) < 0 ||
+                    syscall (SYS_setresuid, sp->uid, sp->uid, sp->uid) < 0)
                         child_fail (c, STEP_USER);
                 /* Fail closed if the drop did not stick. */
                 if (getuid () != sp->uid || geteuid () != sp->uid || getegid () != sp->gid) {
@@ -152,7 +159,8 @@ child (void *arg)
         /* Everything but 0-2 closes on exec. */
         close_range (3, ~0u, CLOSE_RANGE_CLOEXEC);
         /* Last: the filter refuses nothing the steps above need, but keep it that way. */
-        if (sp->confine && confine_apply_child (sp->wall, sp->ruleset_fd, &c->listener_sent) < 0)
+        if (sp->confine && !c->preconfined &&
+            confine_apply_child (sp->wall, sp->ruleset_fd, &c->listener_sent) < 0)
                 child_fail (c, STEP_CONFINE);
 
         child_execvpe (c, sp->argv, sp->envp);
@@ -219,26 +227,35 @@ child_stack_top (void)
 
 /* Returns the child's pid (its execve succeeded) or a negative errno with *ret_step set. */
 static pid_t
-clone_child (SpawnChild *c, int *ret_step)
+clone_child (Agent *a, SpawnChild *c, int *ret_step)
 {
+        const int flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
         void *stack = child_stack_top ();
         sigset_t all, old;
-        pid_t pid;
+        pid_t pid = -EAGAIN;
 
         if (!stack)
                 return -ENOMEM;
-        /* No agent signal handler may run on the child's side of the shared memory. */
-        sigfillset (&all);
-        sigprocmask (SIG_BLOCK, &all, &old);
         c->err = 0;
         c->listener_sent = false;
-        pid = clone (child, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
-        if (pid < 0)
-                c->err = errno;
-        sigprocmask (SIG_SETMASK, &old, NULL);
+        /* Set before the child runs: it reads it. */
+        c->preconfined = c->sp->confine;
+        if (c->preconfined)
+                pid = spawner_clone (a, c->sp->ruleset_fd, child, stack, flags, c);
+        if (pid == -EAGAIN) {
+                c->preconfined = false;
+                /* No agent signal handler may run on the child's side of the shared memory. */
+                sigfillset (&all);
+                sigprocmask (SIG_BLOCK, &all, &old);
+                pid = clone (child, stack, flags, c);
+                if (pid < 0)
+                        pid = -errno;
+                sigprocmask (SIG_SETMASK, &old, NULL);
+        }
         if (pid < 0) {
+                c->err = -pid;
                 *ret_step = STEP_SETUP;
-                return -c->err;
+                return pid;
         }
         if (c->err != 0) {
                 int status;
@@ -347,7 +364,7 @@ spawn_proc (Agent *a, Proc *p, const SpawnParams *sp, const char **ret_step)
         c.path_env = env_lookup (sp->envp, "PATH");
         c.reset = non_default_signals ();
 
-        pid = clone_child (&c, &step);
+        pid = clone_child (a, &c, &step);
 
         /* Parent: drop the child's ends. */
         close_all (&fds[7], 1);

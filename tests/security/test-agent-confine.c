@@ -178,6 +178,95 @@ test_refused_reported (void)
         g_assert_null (free_res->refused_calls);
 }
 
+/* Commands share one spawner and one seccomp listener: a refused call counts for the command
+ * whose tree made it, also from a process that left the command's session, never for another
+ * command running at the same time. */
+static void
+test_refused_per_command (void)
+{
+        g_autofree char *path =
+                g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "tests", "confine-probe", NULL);
+        const char *probe_argv[] = { path, NULL };
+        const char *sleep_argv[] = { "/bin/sleep", "2", NULL };
+        g_autofree char *script = g_strdup_printf ("setsid '%s' > /dev/null; true", path);
+        const char *setsid_argv[] = { "/bin/sh", "-c", script, NULL };
+        g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_argv (sleep_argv);
+        g_autoptr (CorralProcess) quiet = NULL;
+        g_autoptr (CorralRunResult) res = NULL, left = NULL;
+        g_autoptr (GError) error = NULL;
+
+        quiet = test_spawn (agent->client, spec, &error);
+        g_assert_no_error (error);
+        res = run (probe_argv, FALSE);
+        g_assert_nonnull (res->refused_calls);
+        g_assert_cmpstr (res->refused_calls[0], ==, "bpf");
+        left = run (setsid_argv, FALSE);
+        g_assert_cmpint (left->exit_code, ==, 0);
+        g_assert_nonnull (left->refused_calls);
+        g_assert_cmpstr (left->refused_calls[0], ==, "bpf");
+        g_assert_true (test_process_wait (quiet, &error));
+        g_assert_no_error (error);
+        g_assert_null (corral_process_get_refused_calls (quiet));
+}
+
+/* A command of another user has another home, so another ruleset and another spawner; going
+ * back and forth, each command is confined with its own: root may write its home and not the
+ * build folder (which its rights would allow). */
+static void
+test_ruleset_per_home (void)
+{
+        g_autoptr (cJSON) c = confinement_info ();
+        const char *landlock = cJSON_GetStringValue (cJSON_GetObjectItem (c, "landlock"));
+        const char *build = g_getenv ("CORRAL_BUILD_DIR");
+        g_autofree char *outside = NULL, *script = NULL;
+        g_autoptr (TestAgent) own = NULL;
+
+        if (!g_str_has_prefix (landlock, "on") || getuid () != 0) {
+                g_test_skip ("needs Landlock and root (commands of two users)");
+                return;
+        }
+        if (g_str_has_prefix (build, "/tmp/") || g_str_has_prefix (build, "/var/tmp/") ||
+            g_str_has_prefix (build, "/home/") || g_str_has_prefix (build, "/root/")) {
+                g_test_skip ("the build folder is in a place commands may write");
+                return;
+        }
+        outside = g_build_filename (build, "confine-home-XXXXXX", NULL);
+        g_assert_nonnull (g_mkdtemp_full (outside, 0755));
+        script = g_strdup_printf ("if echo x > '%s/new' 2>/dev/null; then echo wrote-outside; "
+                                  "fi; f=\"$HOME/.corral-confine-$$\"; "
+                                  "if echo x > \"$f\" 2>/dev/null; then rm -f \"$f\"; "
+                                  "echo wrote-home; fi",
+                                  outside);
+        /* An agent of its own, whose first command is not root's. */
+        own = test_agent_start (0, NULL);
+        for (int round = 0; round < 2; round++) {
+                const char *users[] = { "nobody", "root" };
+
+                for (unsigned u = 0; u < G_N_ELEMENTS (users); u++) {
+                        const char *argv[] = { "/bin/sh", "-c", script, NULL };
+                        g_autoptr (CorralExecSpec) spec = corral_exec_spec_new_argv (argv);
+                        g_autoptr (CorralRunResult) res = NULL;
+                        g_autoptr (GError) error = NULL;
+                        g_autofree char *out = NULL;
+
+                        corral_exec_spec_set_user (spec, users[u]);
+                        res = test_run (own->client, spec, 1024 * 1024, &error);
+                        g_assert_no_error (error);
+                        g_assert_cmpint (res->exit_code, ==, 0);
+                        out = g_strdup_printf (
+                                "%.*s", (int) g_bytes_get_size (res->stdout_data),
+                                (const char *) g_bytes_get_data (res->stdout_data, NULL));
+                        g_assert_null (strstr (out, "wrote-outside"));
+                        /* root's home is one of root's places, not nobody's */
+                        if (g_str_equal (users[u], "root"))
+                                g_assert_nonnull (strstr (out, "wrote-home"));
+                }
+        }
+        g_free (script);
+        script = g_strdup_printf ("rm -rf '%s'", outside);
+        g_assert_true (g_spawn_command_line_sync (script, NULL, NULL, NULL, NULL));
+}
+
 static void
 test_no_new_privs (void)
 {
@@ -257,6 +346,8 @@ main (int argc, char **argv)
         g_test_add_func ("/agent-confine/refused-calls", test_refused_calls);
         g_test_add_func ("/agent-confine/unconfined-gets-through", test_unconfined_gets_through);
         g_test_add_func ("/agent-confine/refused-reported", test_refused_reported);
+        g_test_add_func ("/agent-confine/refused-per-command", test_refused_per_command);
+        g_test_add_func ("/agent-confine/ruleset-per-home", test_ruleset_per_home);
         g_test_add_func ("/agent-confine/no-new-privs", test_no_new_privs);
         g_test_add_func ("/agent-confine/landlock", test_landlock);
         r = g_test_run ();
