@@ -71,24 +71,18 @@ corralctl_share_ensure (const char *vm_dir)
 }
 
 gboolean
-corralctl_share_add_spec (const char *vm_dir, const char *spec, GError **error)
+corralctl_share_parse_spec (const char *spec, char **ret_path, FsMode *ret_mode, GError **error)
 {
         const char *colon = strrchr (spec, ':');
-        g_autofree char *path = NULL, *name = NULL;
-        FsMode mode;
 
         if (!colon) {
                 g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                              _ ("--share %s: expected PATH:MODE, such as ~/Documents:ro"), spec);
                 return FALSE;
         }
-        if (!parse_mode (colon + 1, &mode, error))
+        if (!parse_mode (colon + 1, ret_mode, error))
                 return FALSE;
-        path = g_strndup (spec, (gsize) (colon - spec));
-        corralctl_share_ensure (vm_dir);
-        if (!corral_shares_add (vm_dir, path, mode, NULL, NULL, &name, error))
-                return FALSE;
-        g_print ("shared %s as /workspace/%s (%s)\n", path, name, fs_mode_describe (mode));
+        *ret_path = g_strndup (spec, (gsize) (colon - spec));
         return TRUE;
 }
 

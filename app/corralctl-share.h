@@ -6,11 +6,13 @@
 
 #include <glib.h>
 
+#include "corral-share-mode.h"
+
 int corralctl_share_main (int argc, char **argv);
 
-/* "PATH:MODE" of `vm create --share` (the mode after the last ':'), added to the VM's shares
- * (its file server started). Prints what was shared. FALSE with an error. */
-gboolean corralctl_share_add_spec (const char *vm_dir, const char *spec, GError **error);
+/* "PATH:MODE" of `vm create --share` (the mode after the last ':'). FALSE with an error. */
+gboolean
+corralctl_share_parse_spec (const char *spec, char **ret_path, FsMode *ret_mode, GError **error);
 
 /* Starts the VM's file server if the VM runs; a message on stderr if it cannot. TRUE when a
  * server runs. */

@@ -12,6 +12,7 @@
 #include "corral-image.h"
 #include "corral-process.h"
 #include "corral-shares.h"
+#include "corral-task-start.h"
 #include "corral-vm-disk.h"
 #include "corral-vm-fork.h"
 #include "corral-vm-gc.h"
@@ -82,25 +83,40 @@ ready_image (const char *name, GError **error)
         return corral_image_build_finish (corralctl_wait_for (&res), error);
 }
 
-/* A running VM's file server and network proxy, and its shares. It is ready only once the guest
- * has mounted them, so that the first command sees them (SECURITY.md F17). */
+/* A running VM's file server and network proxy, and its shares, started as the app starts
+ * them (app/task). It is ready only once the guest has mounted them, so that the first command
+ * sees them (SECURITY.md F17). */
 static gboolean
 services_ready (const char *vm_dir, GPtrArray *shares, GError **error)
 {
-        g_autoptr (GError) net_error = NULL;
         g_autofree char *alert = corral_egress_vm_dup_alert (vm_dir);
+        g_autoptr (GArray) parsed = g_array_new (FALSE, FALSE, sizeof (CorralTaskShare));
+        g_autoptr (GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+        g_auto (GStrv) names = NULL;
 
         /* The network session ended because a program sent a real secret (SECURITY.md K9):
          * the person hears it before the next command runs. */
         if (alert)
                 g_printerr (_ ("corralctl: %s\n"), alert);
-        corralctl_share_ensure (vm_dir);
-        for (guint i = 0; shares && i < shares->len; i++)
-                if (!corralctl_share_add_spec (vm_dir, shares->pdata[i], error))
+        for (guint i = 0; shares && i < shares->len; i++) {
+                CorralTaskShare share;
+                char *path;
+
+                if (!corralctl_share_parse_spec (shares->pdata[i], &path, &share.mode, error))
                         return FALSE;
-        /* Started before the wait: the guest's proxy sets up its session meanwhile. */
-        if (!corral_egress_vm_ensure (vm_dir, &net_error))
-                g_printerr (_ ("corralctl: the VM has no network: %s\n"), net_error->message);
+                g_ptr_array_add (paths, path);
+                share.folder = path;
+                g_array_append_val (parsed, share);
+        }
+        if (!corral_task_start_services (vm_dir, (const CorralTaskShare *) (void *) parsed->data,
+                                         parsed->len, NULL, &names, error))
+                return FALSE;
+        for (guint i = 0; i < parsed->len; i++) {
+                const CorralTaskShare *share = &g_array_index (parsed, CorralTaskShare, i);
+
+                g_print ("shared %s as /workspace/%s (%s)\n", share->folder, names[i],
+                         fs_mode_describe (share->mode));
+        }
         return corral_shares_wait_mounted (vm_dir, CORRAL_SHARES_MOUNT_TIMEOUT_MS, NULL, error);
 }
 
@@ -451,6 +467,11 @@ run_vm_command (const char *cmd, const char *const *args, VmOptions *o)
         if ((g_str_equal (cmd, "create") || g_str_equal (cmd, "pool fill")) &&
             !vm_options_size (g_str_equal (cmd, "create") ? "vm create" : "vm pool fill", o))
                 return EXIT_CTL;
+        /* The organisation's policy before anything is built or booted, as the app checks it
+         * (app/task): a damaged one would stop the file server only after the boot. */
+        if ((g_str_equal (cmd, "create") || g_str_equal (cmd, "pool fill")) &&
+            !corral_task_check_managed_policy (&error))
+                return report (error);
         if (!(m = corralctl_vm_open_manager (&error)))
                 return report (error);
         if (g_str_equal (cmd, "ls"))

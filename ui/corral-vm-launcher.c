@@ -11,10 +11,10 @@
 #include "corral-egress-vm.h"
 #include "corral-image.h"
 #include "corral-shares.h"
+#include "corral-task-start.h"
 #include "corral-ui-util.h"
 #include "corral-vm-manager.h"
 #include "egress-policy.h"
-#include "fs-managed.h"
 
 #define CONNECT_TIMEOUT_MS 180000
 
@@ -113,28 +113,23 @@ on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
                                  on_mounted, task);
 }
 
-/* Worker thread: the folder, the network policy, and the two per-VM daemons. */
+/* Worker thread: the folder, the network policy, and the two per-VM daemons (as corralctl
+ * starts them: app/task). */
 static gpointer
 share_folder (gpointer data, GCancellable *cancellable, GError **error)
 {
         Launch *l = data;
         g_autoptr (CorralEgressPolicy) policy = NULL;
-        g_autofree char *policy_path =
-                g_build_filename (l->result->vm_dir, "egress-policy.json", NULL);
         CorralEgressPreset preset = CORRAL_EGRESS_PRESET_NONE;
+        const CorralTaskShare share = { l->config->folder, l->config->mode };
 
-        if (!corral_shares_add (l->result->vm_dir, l->config->folder, l->config->mode, NULL, NULL,
-                                NULL, error) ||
-            !corral_shares_ensure_server (l->result->vm_dir, error))
-                return NULL;
         corral_egress_preset_from_string (l->config->network_preset, &preset);
         policy = corral_egress_policy_new (preset);
         for (guint i = 0; l->config->network_allow && l->config->network_allow[i]; i++)
                 if (!corral_egress_policy_add_rule (policy, TRUE, l->config->network_allow[i],
                                                     error))
                         return NULL;
-        if (!corral_egress_policy_save_file (policy, policy_path, error) ||
-            !corral_egress_vm_ensure (l->result->vm_dir, error))
+        if (!corral_task_start_services (l->result->vm_dir, &share, 1, policy, NULL, error))
                 return NULL;
         return GINT_TO_POINTER (TRUE);
 }
@@ -321,11 +316,7 @@ on_opened_for_start (GObject *source, GAsyncResult *res, gpointer user_data)
 static gpointer
 check_managed_policy (gpointer data, GCancellable *cancellable, GError **error)
 {
-        g_auto (GStrv) protect = NULL;
-
-        if (!fs_managed_load (fs_managed_policy_path (), &protect, error))
-                return NULL;
-        return GINT_TO_POINTER (TRUE);
+        return corral_task_check_managed_policy (error) ? GINT_TO_POINTER (TRUE) : NULL;
 }
 
 static void
@@ -496,8 +487,7 @@ ensure_daemons (gpointer data, GCancellable *cancellable, GError **error)
 {
         Launch *l = data;
 
-        if (!corral_shares_ensure_server (l->result->vm_dir, error) ||
-            !corral_egress_vm_ensure (l->result->vm_dir, error))
+        if (!corral_task_start_services (l->result->vm_dir, NULL, 0, NULL, NULL, error))
                 return NULL;
         return GINT_TO_POINTER (TRUE);
 }

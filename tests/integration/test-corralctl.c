@@ -536,6 +536,39 @@ test_subcommand_options (void)
         ctl_clear (&help);
 }
 
+/* A damaged managed policy stops `vm create` and `vm pool fill` before libvirt is asked
+ * anything, with the words the app shows (app/task, and tests/ui/test-ui-vm.c for the app):
+ * the file, and who can fix it. */
+static void
+test_damaged_policy_before_boot (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("corralctl-policy-XXXXXX", NULL);
+        g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *policy_env = g_strconcat ("CORRAL_MANAGED_POLICY=", policy, NULL);
+        g_autofree char *state_env = g_strconcat ("XDG_STATE_HOME=", dir, NULL);
+        const char *env[] = { policy_env, state_env,
+                              "CORRAL_LIBVIRT_URI=corral-test-none:///nowhere", NULL };
+        const char *const commands[][4] = { { "vm", "create", "work", NULL },
+                                            { "vm", "pool", "fill", "1" } };
+
+        g_assert_true (g_file_set_contents (
+                policy, "{\"sharedFolders\": {\"protectedPaths\": [\"../..\"]}}", -1, NULL));
+        ctl_env = env;
+        for (gsize i = 0; i < G_N_ELEMENTS (commands); i++) {
+                Ctl c = run_ctl (NULL, NULL, commands[i][0], commands[i][1], commands[i][2],
+                                 commands[i][3], NULL);
+
+                g_assert_cmpint (c.status, ==, 125);
+                g_assert_nonnull (strstr (c.err, policy));
+                g_assert_nonnull (strstr (c.err, "IT department"));
+                g_assert_null (strstr (c.err, "libvirt"));
+                ctl_clear (&c);
+        }
+        ctl_env = NULL;
+        g_assert_cmpint (g_unlink (policy), ==, 0);
+        g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 /* A VM whose network session its egress daemon ended (a program sent a real secret): corralctl
  * says so before it runs the next command there (SECURITY.md K9). */
 static void
@@ -662,6 +695,7 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/vm/without-libvirt", test_vm_without_libvirt);
         g_test_add_func ("/corralctl/vm/network-off-said", test_vm_network_off_said);
         g_test_add_func ("/corralctl/subcommand-options", test_subcommand_options);
+        g_test_add_func ("/corralctl/damaged-policy-before-boot", test_damaged_policy_before_boot);
         g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
 
         return g_test_run ();
