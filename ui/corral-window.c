@@ -277,11 +277,16 @@ corral_window_close_request (GtkWindow *window)
         CorralWindow *self = CORRAL_WINDOW (window);
         CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
         GtkWidget *d;
+        int width, height;
 
-        g_settings_set_int (self->settings, "window-width",
-                            gtk_widget_get_width (GTK_WIDGET (self)));
-        g_settings_set_int (self->settings, "window-height",
-                            gtk_widget_get_height (GTK_WIDGET (self)));
+        /* The window's size as set_default_size takes it back (GTK keeps it as the person
+         * resizes, and the unmaximized one while maximized); the widget's allocation leaves
+         * out the decorations' margins, and the window shrank by them at every launch. */
+        gtk_window_get_default_size (window, &width, &height);
+        if (width > 0 && height > 0) {
+                g_settings_set_int (self->settings, "window-width", width);
+                g_settings_set_int (self->settings, "window-height", height);
+        }
         g_settings_set_boolean (self->settings, "window-maximized",
                                 gtk_window_is_maximized (window));
         g_cancellable_cancel (self->cancellable);

@@ -997,6 +997,31 @@ test_close_pauses (Fixture *f, gconstpointer data)
         f->closed = TRUE;
 }
 
+/* The window opens at the size it was closed at, launch after launch: what is kept is the
+ * window's size, not its widget's allocation (which leaves out the client-side decorations'
+ * margins and once shrank the window at every launch until the Start button was cut off). */
+static void
+test_size_kept (Fixture *f, gconstpointer data)
+{
+        g_object_ref (f->window);
+        gtk_window_close (GTK_WINDOW (f->window));
+        ui_test_spin (100);
+        g_object_unref (f->window);
+        for (int launch = 0; launch < 3; launch++) {
+                g_assert_cmpint (g_settings_get_int (f->settings, "window-width"), ==, 1100);
+                g_assert_cmpint (g_settings_get_int (f->settings, "window-height"), ==, 760);
+                f->window = corral_window_new (NULL, CORRAL_LAUNCHER (f->launcher), f->settings);
+                gtk_window_present (GTK_WINDOW (f->window));
+                ui_test_spin (200);
+                g_object_ref (f->window);
+                gtk_window_close (GTK_WINDOW (f->window));
+                ui_test_spin (100);
+                if (launch < 2)
+                        g_object_unref (f->window);
+        }
+        f->closed = TRUE;
+}
+
 /* An earlier conversation as the agent loop keeps it: a task, a reply with a tool call, its
  * result, and the closing words. */
 static CorralLlmConversation *
@@ -1421,6 +1446,7 @@ main (int argc, char **argv)
         ADD ("dark", test_dark);
         ADD ("large-text", test_large_text);
         ADD ("close-pauses", test_close_pauses);
+        ADD ("size-kept", test_size_kept);
         ADD ("reopen", test_reopen);
         ADD ("reopen-removed", test_reopen_removed);
 #undef ADD
