@@ -170,7 +170,7 @@ task_done (GObject *object, GAsyncResult *result, gpointer user_data)
         else if (error)
                 message = error->message;
         else if (res->stop == CORRAL_AGENT_STOP_STEP_LIMIT)
-                message = _ ("The agent took too many steps and was stopped; send a message to "
+                message = _ ("The assistant took too many steps and was stopped; send a message to "
                              "let it go on.");
         corral_chat_source_emit_task_finished (CORRAL_CHAT_SOURCE (self), message);
 }
@@ -181,8 +181,9 @@ source_send (CorralChatSource *source, const char *text)
         CorralAgentSource *self = CORRAL_AGENT_SOURCE (source);
 
         if (self->cancellable) {
-                corral_chat_source_emit_notice (source, _ ("The agent is still working; stop it "
-                                                           "first or wait until it is done."));
+                corral_chat_source_emit_notice (source, _ ("The assistant is still working; "
+                                                           "stop it first or wait until it is "
+                                                           "done."));
                 return;
         }
         self->cancellable = g_cancellable_new ();

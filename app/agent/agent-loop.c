@@ -412,7 +412,7 @@ corral_agent_session_run_task_async (CorralAgentSession *self,
         g_task_set_source_tag (task, corral_agent_session_run_task_async);
         if (self->task) {
                 g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_BUSY,
-                                         _ ("The agent is already working on a task"));
+                                         _ ("The assistant is already working on a task"));
                 return;
         }
         ts = g_new0 (TaskState, 1);
