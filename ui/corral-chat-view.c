@@ -151,7 +151,14 @@ on_task_finished (CorralChatSource *source, const char *error, CorralChatView *s
 {
         CorralChatApproval *a;
 
+        GHashTableIter iter;
+        gpointer card;
+
         end_reply (self);
+        /* Calls that were still running when the task ended (Stop, an error) never finish. */
+        g_hash_table_iter_init (&iter, self->cards);
+        while (g_hash_table_iter_next (&iter, NULL, &card))
+                corral_tool_card_stop (card);
         /* Questions of a finished task have no one left to answer them. */
         while ((a = g_queue_pop_head (&self->approvals)))
                 corral_chat_approval_unref (a);
@@ -662,4 +669,18 @@ corral_chat_view_get_n_tool_cards (CorralChatView *self)
 {
         g_return_val_if_fail (CORRAL_IS_CHAT_VIEW (self), 0);
         return self->n_cards;
+}
+
+guint
+corral_chat_view_count_tool_cards (CorralChatView *self, const char *state)
+{
+        GHashTableIter iter;
+        gpointer card;
+        guint n = 0;
+
+        g_return_val_if_fail (CORRAL_IS_CHAT_VIEW (self), 0);
+        g_hash_table_iter_init (&iter, self->cards);
+        while (g_hash_table_iter_next (&iter, NULL, &card))
+                n += g_strcmp0 (corral_tool_card_get_state (card), state) == 0;
+        return n;
 }

@@ -43,5 +43,7 @@ GtkWidget *corral_chat_view_get_approval_dialog (CorralChatView *self);
 /* The text the assistant has streamed in its current (last) reply. (transfer none) */
 const char *corral_chat_view_get_last_reply (CorralChatView *self);
 guint corral_chat_view_get_n_tool_cards (CorralChatView *self);
+/* How many cards are in state ("running", "done", "failed", "stopped"; corral-tool-card.h). */
+guint corral_chat_view_count_tool_cards (CorralChatView *self, const char *state);
 
 G_END_DECLS

@@ -87,7 +87,6 @@ finish_delete (CorralDemoSource *self)
 {
         g_autoptr (CorralChatTool) t = make_tool ("t3", "delete", "report-old.docx", NULL);
 
-        corral_chat_source_emit_tool_started (CORRAL_CHAT_SOURCE (self), t);
         t->finished = TRUE;
         if (self->last_answer == CORRAL_CHAT_ANSWER_ALLOW_ONCE) {
                 t->output = g_strdup ("Deleted /workspace/Documents/report-old.docx "
@@ -146,6 +145,9 @@ run_step (CorralDemoSource *self)
                                    "like to remove it.");
                 return TRUE;
         case 6:
+                /* As in the agent loop: the call runs while the person is asked. */
+                t = make_tool ("t3", "delete", "report-old.docx", NULL);
+                corral_chat_source_emit_tool_started (src, t);
                 ask (self, CORRAL_CHAT_APPROVAL_DELETE, "/workspace/Documents/report-old.docx",
                      "It is an older copy of report.docx.");
                 return FALSE;

@@ -9,11 +9,16 @@
 
 #include "corral-ui-util.h"
 
+typedef enum { CARD_RUNNING, CARD_DONE, CARD_FAILED, CARD_STOPPED } CardState;
+
 struct _CorralToolCard {
         GtkWidget parent_instance;
 
         char *id;
+        char *tool; /* the tool's name, for the words of each state */
+        char *title_text;
         gboolean finished;
+        CardState state;
         GtkWidget *box;
         GtkWidget *status; /* spinner, then an icon */
         GtkWidget *status_box;
@@ -37,19 +42,42 @@ tool_icon (const char *tool)
         return "text-x-generic-symbolic";
 }
 
+/* What the call is, in the tense its state calls for. */
 static char *
-tool_kind_text (CorralChatTool *tool)
+tool_kind_text (const char *tool, CardState state)
 {
-        if (g_strcmp0 (tool->tool, "shell") == 0)
-                return g_strdup (_ ("Ran a command"));
-        if (g_strcmp0 (tool->tool, "create_file") == 0)
-                return g_strdup (_ ("Wrote a file"));
-        if (g_strcmp0 (tool->tool, "view_file") == 0)
-                return g_strdup (_ ("Read a file"));
-        if (g_strcmp0 (tool->tool, "delete") == 0)
-                return g_strdup (_ ("Deleted a file"));
+        gboolean running = state == CARD_RUNNING;
+
+        if (state == CARD_STOPPED)
+                return g_strdup (_ ("Stopped before it finished"));
+        if (g_strcmp0 (tool, "shell") == 0) {
+                if (state == CARD_FAILED)
+                        return g_strdup (_ ("Command failed"));
+                return g_strdup (running ? _ ("Running a command") : _ ("Ran a command"));
+        }
+        if (g_strcmp0 (tool, "create_file") == 0)
+                return g_strdup (running ? _ ("Writing a file") : _ ("Wrote a file"));
+        if (g_strcmp0 (tool, "view_file") == 0)
+                return g_strdup (running ? _ ("Reading a file") : _ ("Read a file"));
+        if (g_strcmp0 (tool, "delete") == 0)
+                return g_strdup (running ? _ ("Deleting a file") : _ ("Deleted a file"));
+        if (running)
+                /* Translators: %s is the name of a tool the assistant uses */
+                return g_strdup_printf (_ ("Using %s"), tool ? tool : "?");
         /* Translators: %s is the name of a tool the assistant used */
-        return g_strdup_printf (_ ("Used %s"), tool->tool ? tool->tool : "?");
+        return g_strdup_printf (_ ("Used %s"), tool ? tool : "?");
+}
+
+static CardState
+state_of (CorralChatTool *tool)
+{
+        if (!tool->finished)
+                return CARD_RUNNING;
+        /* A command that exited with a status other than 0 or was killed (-1) failed, whatever
+         * the tool call's own result says. */
+        if (tool->is_error || tool->blocked->len > 0 || (tool->command && tool->exit_code != 0))
+                return CARD_FAILED;
+        return CARD_DONE;
 }
 
 static void
@@ -80,33 +108,55 @@ add_section (CorralToolCard *self, const char *heading, const char *icon, GPtrAr
 }
 
 static void
-set_status_icon (CorralToolCard *self, CorralChatTool *tool)
+set_status_icon (CorralToolCard *self, CardState state)
 {
         GtkWidget *img;
         const char *a11y;
 
+        self->state = state;
         if (self->status)
                 gtk_box_remove (GTK_BOX (self->status_box), self->status);
-        if (!tool->finished) {
+        switch (state) {
+        case CARD_RUNNING:
                 self->status = gtk_spinner_new ();
                 gtk_spinner_start (GTK_SPINNER (self->status));
                 corral_ui_set_accessible_label (self->status, _ ("Running"));
                 gtk_box_append (GTK_BOX (self->status_box), self->status);
                 return;
-        }
-        if (tool->is_error || tool->blocked->len > 0) {
+        case CARD_FAILED:
                 img = gtk_image_new_from_icon_name ("dialog-warning-symbolic");
                 gtk_widget_add_css_class (img, "warning");
                 a11y = _ ("Did not succeed");
-        } else {
+                break;
+        case CARD_STOPPED:
+                img = gtk_image_new_from_icon_name ("media-playback-stop-symbolic");
+                gtk_widget_add_css_class (img, "dim-label");
+                a11y = _ ("Stopped");
+                break;
+        case CARD_DONE:
+        default:
                 img = gtk_image_new_from_icon_name ("object-select-symbolic");
                 gtk_widget_add_css_class (img, "success");
                 a11y = _ ("Done");
+                break;
         }
         gtk_accessible_update_property (GTK_ACCESSIBLE (img), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y,
                                         -1);
         self->status = img;
         gtk_box_append (GTK_BOX (self->status_box), img);
+}
+
+/* The icon, the line above the title and the card's accessible name, for state. */
+static void
+show_state (CorralToolCard *self, CardState state)
+{
+        g_autofree char *kind = tool_kind_text (self->tool, state);
+        g_autofree char *a11y = g_strdup_printf ("%s: %s", kind, self->title_text);
+
+        set_status_icon (self, state);
+        gtk_label_set_text (GTK_LABEL (self->subtitle), kind);
+        gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y,
+                                        -1);
 }
 
 static GtkWidget *
@@ -115,10 +165,8 @@ build_header (CorralToolCard *self, CorralChatTool *tool)
         GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 10);
         GtkWidget *texts = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
         GtkWidget *icon = gtk_image_new_from_icon_name (tool_icon (tool->tool));
-        g_autofree char *kind = tool_kind_text (tool);
-
         gtk_widget_add_css_class (header, "tool-header");
-        self->subtitle = gtk_label_new (kind);
+        self->subtitle = gtk_label_new (NULL);
         gtk_label_set_xalign (GTK_LABEL (self->subtitle), 0.0f);
         gtk_widget_add_css_class (self->subtitle, "caption");
         gtk_widget_add_css_class (self->subtitle, "dim-label");
@@ -136,7 +184,6 @@ build_header (CorralToolCard *self, CorralChatTool *tool)
         gtk_box_append (GTK_BOX (header), icon);
         gtk_box_append (GTK_BOX (header), texts);
         gtk_box_append (GTK_BOX (header), self->status_box);
-        set_status_icon (self, tool);
         return header;
 }
 
@@ -152,7 +199,11 @@ corral_tool_card_dispose (GObject *object)
 static void
 corral_tool_card_finalize (GObject *object)
 {
-        g_free (CORRAL_TOOL_CARD (object)->id);
+        CorralToolCard *self = CORRAL_TOOL_CARD (object);
+
+        g_free (self->id);
+        g_free (self->tool);
+        g_free (self->title_text);
         G_OBJECT_CLASS (corral_tool_card_parent_class)->finalize (object);
 }
 
@@ -182,14 +233,13 @@ GtkWidget *
 corral_tool_card_new (CorralChatTool *tool)
 {
         CorralToolCard *self = g_object_new (CORRAL_TYPE_TOOL_CARD, NULL);
-        g_autofree char *kind = tool_kind_text (tool);
-        g_autofree char *a11y = g_strdup_printf ("%s: %s", kind, tool->title);
 
         self->id = g_strdup (tool->id);
+        self->tool = g_strdup (tool->tool);
+        self->title_text = g_strdup (tool->title);
         gtk_box_append (GTK_BOX (self->box), build_header (self, tool));
         gtk_box_append (GTK_BOX (self->box), self->sections);
-        gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y,
-                                        -1);
+        show_state (self, CARD_RUNNING);
         if (tool->finished)
                 corral_tool_card_update (self, tool);
         return GTK_WIDGET (self);
@@ -225,7 +275,7 @@ corral_tool_card_update (CorralToolCard *self, CorralChatTool *tool)
         g_return_if_fail (CORRAL_IS_TOOL_CARD (self));
 
         self->finished = tool->finished;
-        set_status_icon (self, tool);
+        show_state (self, state_of (tool));
         while ((child = gtk_widget_get_first_child (self->sections)))
                 gtk_box_remove (GTK_BOX (self->sections), child);
         if (tool->output && *tool->output)
@@ -249,4 +299,24 @@ gboolean
 corral_tool_card_get_finished (CorralToolCard *self)
 {
         return self->finished;
+}
+
+void
+corral_tool_card_stop (CorralToolCard *self)
+{
+        g_return_if_fail (CORRAL_IS_TOOL_CARD (self));
+
+        if (self->finished)
+                return;
+        self->finished = TRUE;
+        show_state (self, CARD_STOPPED);
+}
+
+const char *
+corral_tool_card_get_state (CorralToolCard *self)
+{
+        static const char *const names[] = { "running", "done", "failed", "stopped" };
+
+        g_return_val_if_fail (CORRAL_IS_TOOL_CARD (self), NULL);
+        return names[self->state];
 }

@@ -19,5 +19,10 @@ GtkWidget *corral_tool_card_new (CorralChatTool *tool);
 void corral_tool_card_update (CorralToolCard *self, CorralChatTool *tool);
 const char *corral_tool_card_get_id (CorralToolCard *self);
 gboolean corral_tool_card_get_finished (CorralToolCard *self);
+/* The task ended while the call ran (Stop, an error): the card says it was stopped. */
+void corral_tool_card_stop (CorralToolCard *self);
+/* "running", "done", "failed" (an error, a refusal, a command's status other than 0) or
+ * "stopped": what the card's icon and words say. */
+const char *corral_tool_card_get_state (CorralToolCard *self);
 
 G_END_DECLS

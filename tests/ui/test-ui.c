@@ -382,7 +382,8 @@ test_chat (Fixture *f, gconstpointer data)
         /* Streamed text and cards arrived; nothing is deleted while the question is open. */
         g_assert_true (g_str_has_prefix (corral_chat_view_get_last_reply (chat),
                                          "\n\nreport-old.docx is an older copy"));
-        g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 2);
+        g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 3);
+        g_assert_cmpuint (corral_chat_view_count_tool_cards (chat, "running"), ==, 1);
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Stop"));
         ui_test_spin (500);
         g_assert_cmpuint (answers->len, ==, 0);
@@ -733,9 +734,13 @@ test_stop (Fixture *f, gconstpointer data)
 
         corral_chat_view_send (chat, "Do it");
         g_assert_true (ui_test_wait (has_dialog, chat, 5000));
+        g_assert_cmpuint (corral_chat_view_count_tool_cards (chat, "running"), >, 0);
         click (GTK_WIDGET (f->window), "Stop");
         g_assert_true (ui_test_wait (not_busy, chat, 2000));
         ui_test_spin (100);
+        /* No spinner goes on after Stop: what was running says it was stopped. */
+        g_assert_cmpuint (corral_chat_view_count_tool_cards (chat, "running"), ==, 0);
+        g_assert_cmpuint (corral_chat_view_count_tool_cards (chat, "stopped"), >, 0);
         g_assert_null (corral_chat_view_get_approval_dialog (chat));
         g_assert_false (corral_demo_source_is_busy (demo));
         /* The question disappeared unanswered: that counts as a no. */
@@ -995,6 +1000,55 @@ test_close_pauses (Fixture *f, gconstpointer data)
         ui_test_spin (200);
         g_assert_cmpuint (f->launcher->suspended, ==, 1);
         f->closed = TRUE;
+}
+
+/* A card's icon and words say what happened: running, done, failed (an error, a refusal, or a
+ * command that exited with another status than 0 or was killed, whatever the call's own result
+ * says), stopped (the task ended while it ran). */
+static void
+test_tool_card_states (void)
+{
+        struct {
+                const char *tool;
+                gboolean finished, is_error, stop;
+                int exit_code;
+                const char *state, *words;
+        } cases[] = {
+                { "shell", FALSE, FALSE, FALSE, -1, "running", "Running a command: ls" },
+                { "shell", TRUE, FALSE, FALSE, 0, "done", "Ran a command: ls" },
+                { "shell", TRUE, FALSE, FALSE, 1, "failed", "Command failed: ls" },
+                { "shell", TRUE, FALSE, FALSE, -1, "failed", "Command failed: ls" },
+                { "shell", FALSE, FALSE, TRUE, -1, "stopped", "Stopped before it finished: ls" },
+                { "shell", TRUE, FALSE, TRUE, 0, "done", "Ran a command: ls" },
+                { "create_file", FALSE, FALSE, FALSE, -1, "running", "Writing a file: ls" },
+                { "create_file", TRUE, TRUE, FALSE, -1, "failed", "Wrote a file: ls" },
+        };
+
+        for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+                g_autoptr (CorralChatTool) tool = corral_chat_tool_new ("id", cases[i].tool, "ls");
+                GtkWidget *card;
+                g_autofree char *diff = NULL;
+
+                if (g_str_equal (cases[i].tool, "shell"))
+                        tool->command = g_strdup ("ls");
+                card = g_object_ref_sink (corral_tool_card_new (tool));
+                tool->finished = cases[i].finished;
+                tool->is_error = cases[i].is_error;
+                tool->exit_code = cases[i].exit_code;
+                if (tool->finished) {
+                        tool->output = g_strdup ("");
+                        corral_tool_card_update (CORRAL_TOOL_CARD (card), tool);
+                }
+                if (cases[i].stop)
+                        corral_tool_card_stop (CORRAL_TOOL_CARD (card));
+                g_assert_cmpstr (corral_tool_card_get_state (CORRAL_TOOL_CARD (card)), ==,
+                                 cases[i].state);
+                /* NULL: the card's accessible name is the expected words */
+                diff = gtk_test_accessible_check_property (
+                        GTK_ACCESSIBLE (card), GTK_ACCESSIBLE_PROPERTY_LABEL, cases[i].words);
+                g_assert_cmpstr (diff, ==, NULL);
+                g_object_unref (card);
+        }
 }
 
 /* The window opens at the size it was closed at, launch after launch: what is kept is the
@@ -1453,6 +1507,7 @@ main (int argc, char **argv)
         g_test_add_func ("/ui/activity-words", test_activity);
         g_test_add_func ("/ui/task-record", test_task_record);
         g_test_add_func ("/ui/help-overlay", test_help_overlay);
+        g_test_add_func ("/ui/tool-card-states", test_tool_card_states);
         ret = g_test_run ();
         rm_rf (state_dir);
         ui_test_teardown_display ();
