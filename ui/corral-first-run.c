@@ -29,6 +29,8 @@ struct _CorralFirstRun {
         GtkWidget *folder_warning; /* a row: what sharing the home folder or "/" means */
         GtkWidget *mode_checks[3]; /* by FsMode */
         GtkWidget *start_button;
+        GtkWidget *choose_button;
+        GtkWidget *welcome_button;
         GtkFileChooserNative *chooser;
 };
 
@@ -78,6 +80,7 @@ build_welcome (CorralFirstRun *self)
         GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
         GtkWidget *button = pill_button (_ ("_Get Started"), TRUE);
 
+        self->welcome_button = button;
         g_signal_connect_swapped (button, "clicked", G_CALLBACK (on_welcome_clicked), self);
         gtk_box_append (GTK_BOX (box), button);
         return step_page ("org.corral.Corral", _ ("Welcome to Corral"),
@@ -192,6 +195,14 @@ on_provider_continue (CorralFirstRun *self)
         corral_secret_store_set_async (info, key, self->cancellable, on_key_stored, self);
 }
 
+static void
+on_provider_activated (CorralFirstRun *self)
+{
+        /* Not while a key is being saved (the button is insensitive then). */
+        if (gtk_widget_is_sensitive (self->provider_continue))
+                on_provider_continue (self);
+}
+
 static GtkWidget *
 radio_row (const char *title, const char *subtitle, GtkWidget **ret_check, GtkWidget *group)
 {
@@ -236,6 +247,11 @@ build_provider (CorralFirstRun *self)
         gtk_list_box_append (GTK_LIST_BOX (list), self->key_row);
         g_signal_connect_swapped (self->openai_check, "toggled", G_CALLBACK (on_provider_toggled),
                                   self);
+        /* Enter in either field does what Continue does. */
+        g_signal_connect_swapped (self->key_row, "entry-activated",
+                                  G_CALLBACK (on_provider_activated), self);
+        g_signal_connect_swapped (self->base_url_row, "entry-activated",
+                                  G_CALLBACK (on_provider_activated), self);
 
         self->provider_error = gtk_label_new (NULL);
         gtk_label_set_wrap (GTK_LABEL (self->provider_error), TRUE);
@@ -336,6 +352,8 @@ build_folder (CorralFirstRun *self)
         GtkWidget *choose = gtk_button_new_with_mnemonic (_ ("_Choose…"));
         static const FsMode modes[] = { FS_MODE_RO, FS_MODE_RW, FS_MODE_RW_NODELETE };
 
+        self->choose_button = choose;
+
         gtk_list_box_set_selection_mode (GTK_LIST_BOX (folder_list), GTK_SELECTION_NONE);
         gtk_widget_add_css_class (folder_list, "boxed-list");
         self->folder_row = adw_action_row_new ();
@@ -381,6 +399,24 @@ build_folder (CorralFirstRun *self)
 
 /* The widget ---------------------------------------------------------------------------------- */
 
+/* Each step starts with the keyboard where the person goes next: Get Started, the key, the
+ * folder (or Start once one is chosen). */
+static void
+focus_step (CorralFirstRun *self)
+{
+        const char *step = gtk_stack_get_visible_child_name (GTK_STACK (self->stack));
+        GtkWidget *target = NULL;
+
+        if (g_strcmp0 (step, "welcome") == 0)
+                target = self->welcome_button;
+        else if (g_strcmp0 (step, "provider") == 0)
+                target = self->key_row;
+        else if (g_strcmp0 (step, "folder") == 0)
+                target = self->folder ? self->start_button : self->choose_button;
+        if (target && gtk_widget_get_mapped (GTK_WIDGET (self)))
+                gtk_widget_grab_focus (target);
+}
+
 static void
 corral_first_run_dispose (GObject *object)
 {
@@ -419,6 +455,7 @@ corral_first_run_init (CorralFirstRun *self)
         gtk_stack_add_named (GTK_STACK (self->stack), build_provider (self), "provider");
         gtk_stack_add_named (GTK_STACK (self->stack), build_folder (self), "folder");
         gtk_widget_set_parent (self->stack, GTK_WIDGET (self));
+        g_signal_connect (self, "map", G_CALLBACK (focus_step), NULL);
 }
 
 GtkWidget *
@@ -452,6 +489,7 @@ corral_first_run_show_step (CorralFirstRun *self, const char *step)
 {
         g_return_if_fail (CORRAL_IS_FIRST_RUN (self));
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), step);
+        focus_step (self);
 }
 
 const char *

@@ -163,6 +163,16 @@ start_session (Fixture *f)
 
 /* Tests ---------------------------------------------------------------------------------------- */
 
+/* The window's keyboard focus is widget or inside it. */
+static gboolean
+focus_in (GtkWidget *win, GtkWidget *widget)
+{
+        GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (win));
+
+        g_assert_nonnull (widget);
+        return focus && (focus == widget || gtk_widget_is_ancestor (focus, widget));
+}
+
 static void
 test_first_run (Fixture *f, gconstpointer data)
 {
@@ -178,6 +188,9 @@ test_first_run (Fixture *f, gconstpointer data)
         g_assert_cmpstr (corral_window_get_page (f->window), ==, "first-run");
         g_assert_cmpstr (corral_first_run_get_step (fr), ==, "welcome");
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Get Started"));
+        /* Each step starts with the keyboard on what comes next, not on the menu button. */
+        g_assert_true (
+                focus_in (win, ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Get Started")));
         ui_test_assert_buttons_named (win);
         ui_test_screenshot (win, "01-welcome");
 
@@ -186,12 +199,14 @@ test_first_run (Fixture *f, gconstpointer data)
         g_assert_cmpstr (corral_first_run_get_step (fr), ==, "provider");
         key = ui_test_find_type (win, ADW_TYPE_PASSWORD_ENTRY_ROW);
         g_assert_nonnull (key);
+        g_assert_true (focus_in (win, key));
         /* An empty key is refused with a reason. */
         click (win, "Continue");
         g_assert_cmpstr (corral_first_run_get_step (fr), ==, "provider");
         gtk_editable_set_text (GTK_EDITABLE (key), "sk-ant-test-key-0123456789");
         ui_test_screenshot (win, "02-provider");
-        click (win, "Continue");
+        /* Enter in the key field (its text emits activate) continues, as the button does. */
+        g_signal_emit_by_name (ui_test_find_type (key, GTK_TYPE_TEXT), "activate");
         g_assert_true (ui_test_wait (step_is, step_args, 20000));
         /* Into the keychain under "anthropic" with its host; the field is emptied. */
         g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (key)), ==, "");
@@ -203,6 +218,8 @@ test_first_run (Fixture *f, gconstpointer data)
                          "api.anthropic.com");
 
         ui_test_spin (400);
+        g_assert_true (focus_in (
+                win, ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Choose a folder to share")));
         g_assert_false (
                 gtk_widget_is_sensitive (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Start")));
         corral_first_run_set_folder (fr, f->folder);
