@@ -19,6 +19,7 @@ struct _CorralChatView {
         GtkWidget *toolbar_box; /* the whole view */
         GtkWidget *content_stack; /* "empty", "transcript", "disconnected" */
         GtkWidget *scroller;
+        gboolean follow; /* keep the end of the transcript in view as it grows */
         GtkWidget *transcript;
         GtkWidget *reply_label; /* the assistant text being streamed, or NULL */
         GString *reply;
@@ -36,13 +37,31 @@ G_DEFINE_FINAL_TYPE (CorralChatView, corral_chat_view, GTK_TYPE_WIDGET)
 
 static void show_next_approval (CorralChatView *self);
 
+/* New rows are laid out after they are added, so the end they make is not known yet: the view
+ * follows the end (self->follow) until the person scrolls away from it. */
 static void
 scroll_to_end (CorralChatView *self)
 {
         GtkAdjustment *adj =
                 gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (self->scroller));
 
+        self->follow = TRUE;
         gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj));
+}
+
+static void
+on_scroll_range_changed (GtkAdjustment *adj, CorralChatView *self)
+{
+        if (self->follow)
+                gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) -
+                                                       gtk_adjustment_get_page_size (adj));
+}
+
+static void
+on_scrolled (GtkAdjustment *adj, CorralChatView *self)
+{
+        self->follow = gtk_adjustment_get_value (adj) >=
+                       gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj) - 1.0;
 }
 
 static void
@@ -513,6 +532,7 @@ static GtkWidget *
 build_content (CorralChatView *self)
 {
         GtkWidget *clamp = adw_clamp_new ();
+        GtkAdjustment *adj;
 
         self->content_stack = gtk_stack_new ();
         gtk_widget_set_vexpand (self->content_stack, TRUE);
@@ -543,6 +563,9 @@ build_content (CorralChatView *self)
         gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroller), GTK_POLICY_NEVER,
                                         GTK_POLICY_AUTOMATIC);
         gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), clamp);
+        adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (self->scroller));
+        g_signal_connect (adj, "changed", G_CALLBACK (on_scroll_range_changed), self);
+        g_signal_connect (adj, "value-changed", G_CALLBACK (on_scrolled), self);
         gtk_stack_add_named (GTK_STACK (self->content_stack), self->scroller, "transcript");
         gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack), "disconnected");
         return self->content_stack;

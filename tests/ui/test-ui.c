@@ -1190,6 +1190,21 @@ test_reopen (Fixture *f, gconstpointer data)
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
                                         "There is one report: report-old.docx."));
         g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 1);
+        /* A long conversation opens at its end, where it stopped. */
+        for (int i = 0; i < 30; i++)
+                corral_chat_view_add_restored_reply (chat, "An earlier reply, one of many.");
+        ui_test_spin (300);
+        {
+                GtkWidget *any_card = ui_test_find_type (GTK_WIDGET (chat), CORRAL_TYPE_TOOL_CARD);
+                GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (
+                        gtk_widget_get_ancestor (any_card, GTK_TYPE_SCROLLED_WINDOW)));
+
+                g_assert_cmpfloat (gtk_adjustment_get_upper (adj), >,
+                                   gtk_adjustment_get_page_size (adj));
+                g_assert_cmpfloat (gtk_adjustment_get_value (adj), >=,
+                                   gtk_adjustment_get_upper (adj) -
+                                           gtk_adjustment_get_page_size (adj) - 1.0);
+        }
         card = ui_test_find_type (GTK_WIDGET (chat), CORRAL_TYPE_TOOL_CARD);
         g_assert_nonnull (card);
         g_assert_true (corral_tool_card_get_finished (CORRAL_TOOL_CARD (card)));
