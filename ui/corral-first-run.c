@@ -116,6 +116,8 @@ static void
 on_provider_toggled (CorralFirstRun *self)
 {
         gtk_widget_set_visible (self->base_url_row, is_openai (self));
+        /* What was wrong was about the other provider. */
+        provider_error (self, NULL);
 }
 
 static void

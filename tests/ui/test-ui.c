@@ -200,9 +200,21 @@ test_first_run (Fixture *f, gconstpointer data)
         key = ui_test_find_type (win, ADW_TYPE_PASSWORD_ENTRY_ROW);
         g_assert_nonnull (key);
         g_assert_true (focus_in (win, key));
-        /* An empty key is refused with a reason. */
+        /* An empty key is refused with a reason... */
         click (win, "Continue");
         g_assert_cmpstr (corral_first_run_get_step (fr), ==, "provider");
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
+                                        "Enter the API key from your provider’s website."));
+        /* ... which goes once another provider is chosen. */
+        gtk_check_button_set_active (
+                GTK_CHECK_BUTTON (ui_test_find (win, GTK_ACCESSIBLE_ROLE_CHECKBOX,
+                                                "OpenAI or Compatible Server")),
+                TRUE);
+        g_assert_null (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
+                                     "Enter the API key from your provider’s website."));
+        gtk_check_button_set_active (
+                GTK_CHECK_BUTTON (ui_test_find (win, GTK_ACCESSIBLE_ROLE_CHECKBOX, "Anthropic")),
+                TRUE);
         gtk_editable_set_text (GTK_EDITABLE (key), "sk-ant-test-key-0123456789");
         ui_test_screenshot (win, "02-provider");
         /* Enter in the key field (its text emits activate) continues, as the button does. */
