@@ -21,6 +21,7 @@ struct _CorralPreferences {
         CorralEgressPolicy *policy; /* the page's copy */
         GtkWidget *credentials_group;
         GtkWidget *credentials_rows; /* GtkListBox */
+        GtkWidget *remove_dialog; /* the open "Remove the Key?" question (weak) */
         GtkWidget *cred_name;
         GtkWidget *cred_host;
         GtkWidget *cred_value;
@@ -239,11 +240,48 @@ on_credential_changed (GObject *source, GAsyncResult *res, gpointer user_data)
 }
 
 static void
+on_remove_answered (AdwMessageDialog *dialog, const char *response, CorralPreferences *self)
+{
+        const char *name = g_object_get_data (G_OBJECT (dialog), "name");
+
+        if (g_strcmp0 (response, "remove") != 0 || g_cancellable_is_cancelled (self->cancellable))
+                return;
+        corral_ui_run_in_thread (credential_remove, g_strdup (name), g_free, NULL,
+                                 self->cancellable, on_credential_changed, g_object_ref (self));
+}
+
+/* A key cannot be seen again once stored: removing it asks first. */
+static void
 on_remove_credential (GtkButton *button, CorralPreferences *self)
 {
-        corral_ui_run_in_thread (
-                credential_remove, g_strdup (g_object_get_data (G_OBJECT (button), "name")), g_free,
-                NULL, self->cancellable, on_credential_changed, g_object_ref (self));
+        const char *name = g_object_get_data (G_OBJECT (button), "name");
+        /* Translators: %s is a credential's name, such as anthropic or github */
+        g_autofree char *heading = g_strdup_printf (_ ("Remove the Key “%s”?"), name);
+        g_autofree char *body = g_strdup_printf (
+                /* Translators: %s is a credential's name */
+                _ ("Corral forgets it: what uses “%s” stops working until you add the key again. "
+                   "Corral cannot show it to you, so keep a copy where you got it."),
+                name);
+        GtkWidget *d = adw_message_dialog_new (GTK_WINDOW (self), heading, body);
+
+        adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (d), "cancel", _ ("_Cancel"), "remove",
+                                          _ ("_Remove"), NULL);
+        adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (d), "remove",
+                                                    ADW_RESPONSE_DESTRUCTIVE);
+        adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (d), "cancel");
+        adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (d), "cancel");
+        g_object_set_data_full (G_OBJECT (d), "name", g_strdup (name), g_free);
+        g_signal_connect_object (d, "response", G_CALLBACK (on_remove_answered), self, 0);
+        self->remove_dialog = d;
+        g_object_add_weak_pointer (G_OBJECT (d), (gpointer *) &self->remove_dialog);
+        gtk_window_present (GTK_WINDOW (d));
+}
+
+GtkWidget *
+corral_preferences_get_remove_dialog (CorralPreferences *self)
+{
+        g_return_val_if_fail (CORRAL_IS_PREFERENCES (self), NULL);
+        return self->remove_dialog;
 }
 
 static GtkWidget *
@@ -693,6 +731,14 @@ corral_preferences_dispose (GObject *object)
 {
         CorralPreferences *self = CORRAL_PREFERENCES (object);
 
+        if (self->remove_dialog) {
+                GtkWidget *d = self->remove_dialog;
+
+                g_object_remove_weak_pointer (G_OBJECT (d), (gpointer *) &self->remove_dialog);
+                self->remove_dialog = NULL;
+                g_signal_handlers_disconnect_by_data (d, self);
+                gtk_window_destroy (GTK_WINDOW (d));
+        }
         g_cancellable_cancel (self->cancellable);
         g_clear_object (&self->cancellable);
         g_clear_object (&self->settings);

@@ -23,6 +23,8 @@ corral_preferences_new (GtkWindow *parent, GSettings *settings, const char *vm_d
 void corral_preferences_show_page (CorralPreferences *self, const char *name);
 /* TRUE once the credentials and images lists were loaded (or failed to load). */
 gboolean corral_preferences_get_loaded (CorralPreferences *self);
+/* The open "Remove the Key?" question, or NULL (for tests). */
+GtkWidget *corral_preferences_get_remove_dialog (CorralPreferences *self);
 /* Adds an allowed site (what the Add button does). */
 gboolean
 corral_preferences_allow_site (CorralPreferences *self, const char *pattern, GError **error);

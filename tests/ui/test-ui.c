@@ -869,11 +869,61 @@ switch_on (gpointer toggle)
         return gtk_switch_get_active (toggle);
 }
 
+static gboolean
+credential_listed (gpointer prefs)
+{
+        return ui_test_find (prefs, GTK_ACCESSIBLE_ROLE_BUTTON, "Remove corral_ui_test") != NULL;
+}
+
+static gboolean
+credential_gone (gpointer prefs)
+{
+        return !credential_listed (prefs);
+}
+
+/* A stored key cannot be seen again: removing it asks, Cancel keeps it, Remove removes it. */
+static void
+store_test_key (void)
+{
+        const char *hosts[] = { "example.com", NULL };
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralSecretInfo) info =
+                corral_secret_info_new ("corral_ui_test", hosts, "x-api-key", "{}", &error);
+
+        g_assert_no_error (error);
+        g_assert_true (corral_secret_store_set_sync (info, "test-value", NULL, &error));
+        g_assert_no_error (error);
+}
+
+static void
+remove_key_asks_first (GtkWindow *prefs)
+{
+        GtkWidget *dialog;
+
+        corral_preferences_show_page (CORRAL_PREFERENCES (prefs), "credentials");
+        g_assert_true (ui_test_wait (credential_listed, prefs, 10000));
+        click (GTK_WIDGET (prefs), "Remove corral_ui_test");
+        dialog = corral_preferences_get_remove_dialog (CORRAL_PREFERENCES (prefs));
+        g_assert_nonnull (dialog);
+        g_assert_nonnull (ui_test_find (dialog, GTK_ACCESSIBLE_ROLE_BUTTON, "Cancel"));
+        ui_test_spin (300);
+        ui_test_screenshot (dialog, "15b-dialog-remove-key");
+        adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+        gtk_window_destroy (GTK_WINDOW (dialog));
+        ui_test_spin (300);
+        g_assert_true (credential_listed (prefs));
+        click (GTK_WIDGET (prefs), "Remove corral_ui_test");
+        dialog = corral_preferences_get_remove_dialog (CORRAL_PREFERENCES (prefs));
+        adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), "remove");
+        gtk_window_destroy (GTK_WINDOW (dialog));
+        g_assert_true (ui_test_wait (credential_gone, prefs, 10000));
+}
+
 static void
 test_preferences (Fixture *f, gconstpointer data)
 {
         g_autoptr (CorralDemoSource) demo = start_session (f);
-        GtkWindow *prefs = corral_window_show_preferences (f->window);
+        GtkWindow *prefs = (store_test_key (), corral_window_show_preferences (f->window));
         static const char *const pages[] = { "assistant", "credentials", "network", "tools",
                                              "workspace" };
         g_autoptr (GError) error = NULL;
@@ -895,6 +945,7 @@ test_preferences (Fixture *f, gconstpointer data)
         policy = corral_egress_policy_load_file (policy_path, &error);
         g_assert_no_error (error);
         g_assert_cmpuint (corral_egress_policy_get_rules (policy, TRUE)->len, ==, 1);
+        remove_key_asks_first (prefs);
         for (guint i = 0; i < G_N_ELEMENTS (pages); i++) {
                 g_autofree char *name = g_strdup_printf ("%02u-preferences-%s", 14 + i, pages[i]);
 
