@@ -36,6 +36,7 @@ struct _CorralWindow {
         CorralTaskConfig *config;
         char *folder; /* the shared folder, for the title */
         char *reopen_vm; /* the earlier task being reopened or running again, or NULL */
+        char *paused_vm; /* the task paused when the last one started, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (CorralWindow, corral_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -183,8 +184,36 @@ on_started (GObject *source, GAsyncResult *res, gpointer user_data)
 static void on_reopened (GObject *source, GAsyncResult *res, gpointer user_data);
 
 static void
+on_previous_paused (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GError) error = NULL;
+
+        if (!corral_launcher_suspend_finish (CORRAL_LAUNCHER (source), res, &error))
+                g_warning ("Could not pause the previous task's workspace: %s", error->message);
+}
+
+/* Another task starts: the one shown until now stops its assistant and its workspace pauses
+ * (nothing is lost; Earlier Tasks reopens it), instead of running on until the app quits. */
+static void
+pause_previous_task (CorralWindow *self)
+{
+        CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
+        const char *previous = corral_session_view_get_vm_name (session);
+
+        /* Once: a retried start finds the same one shown. */
+        if (!previous || g_strcmp0 (previous, self->reopen_vm) == 0 ||
+            g_strcmp0 (previous, self->paused_vm) == 0)
+                return;
+        g_free (self->paused_vm);
+        self->paused_vm = g_strdup (previous);
+        corral_chat_view_stop (corral_session_view_get_chat (session));
+        corral_launcher_suspend_async (self->launcher, previous, NULL, on_previous_paused, NULL);
+}
+
+static void
 start_task (CorralWindow *self)
 {
+        pause_previous_task (self);
         g_cancellable_cancel (self->cancellable);
         g_clear_object (&self->cancellable);
         self->cancellable = g_cancellable_new ();
@@ -239,7 +268,7 @@ void
 corral_window_new_task (CorralWindow *self)
 {
         g_return_if_fail (CORRAL_IS_WINDOW (self));
-        /* The running task's workspace keeps running; it is listed under Earlier Tasks. */
+        /* The task shown keeps running until another one starts (then it pauses). */
         corral_first_run_show_step (CORRAL_FIRST_RUN (self->first_run), "folder");
         show_page (self, "first-run");
 }
@@ -654,6 +683,7 @@ corral_window_dispose (GObject *object)
         g_clear_pointer (&self->config, corral_task_config_free);
         g_clear_pointer (&self->folder, g_free);
         g_clear_pointer (&self->reopen_vm, g_free);
+        g_clear_pointer (&self->paused_vm, g_free);
         if (self->sessions)
                 gtk_window_destroy (GTK_WINDOW (g_steal_pointer (&self->sessions)));
         G_OBJECT_CLASS (corral_window_parent_class)->dispose (object);

@@ -1156,6 +1156,30 @@ test_size_kept (Fixture *f, gconstpointer data)
         f->closed = TRUE;
 }
 
+/* Another task starts: the one shown until then pauses, instead of running on until the app
+ * quits. */
+static void
+test_new_task_pauses (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralDemoSource) demo = start_session (f);
+        CorralFirstRun *fr = corral_window_get_first_run (f->window);
+        g_autofree char *other = g_build_filename (f->tmp, "Other", NULL);
+
+        g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
+        g_assert_cmpint (g_mkdir (other, 0700), ==, 0);
+        corral_window_new_task (f->window);
+        ui_test_spin (200);
+        /* Choosing is not starting: nothing paused yet. */
+        g_assert_cmpuint (f->launcher->suspended, ==, 0);
+        corral_first_run_set_folder (fr, other);
+        click (GTK_WIDGET (f->window), "Start");
+        wait_page (f, "starting");
+        ui_test_spin (100);
+        g_assert_cmpuint (f->launcher->suspended, ==, 1);
+        test_launcher_finish (f->launcher);
+        wait_page (f, "session");
+}
+
 /* An earlier conversation as the agent loop keeps it: a task, a reply with a tool call, its
  * result, and the closing words. */
 static CorralLlmConversation *
@@ -1596,6 +1620,7 @@ main (int argc, char **argv)
         ADD ("large-text", test_large_text);
         ADD ("close-pauses", test_close_pauses);
         ADD ("size-kept", test_size_kept);
+        ADD ("new-task-pauses", test_new_task_pauses);
         ADD ("reopen", test_reopen);
         ADD ("reopen-removed", test_reopen_removed);
 #undef ADD
