@@ -671,8 +671,7 @@ on_images_listed (GObject *source, GAsyncResult *res, gpointer user_data)
                 CorralImageInfo *info = list->pdata[i];
                 GtkWidget *row = adw_action_row_new ();
                 g_autofree char *size = g_format_size (info->size);
-                g_autoptr (GDateTime) dt = g_date_time_new_from_unix_local (info->built);
-                g_autofree char *built = dt ? g_date_time_format (dt, "%x") : g_strdup ("?");
+                g_autofree char *built = corral_ui_format_when (info->built, FALSE);
                 /* Translators: a size, then a date */
                 g_autofree char *subtitle =
                         info->verified ? g_strdup_printf (_ ("%s, built %s"), size, built)

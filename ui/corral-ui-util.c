@@ -181,3 +181,15 @@ corral_ui_list_stack_new (const char *icon_name,
         *ret_list = list;
         return stack;
 }
+
+char *
+corral_ui_format_when (gint64 unix_time, gboolean with_time)
+{
+        g_autoptr (GDateTime) t = g_date_time_new_from_unix_local (unix_time);
+
+        if (!t)
+                return g_strdup ("?");
+        /* Translators: a date (%x, the locale's) and a time of day, in g_date_time_format()'s
+         * format */
+        return g_date_time_format (t, with_time ? _ ("%x, %H:%M") : "%x");
+}

@@ -41,6 +41,10 @@ GtkWidget *corral_ui_warning_new (const char *text);
  * other folders. */
 const char *corral_ui_folder_warning (const char *path);
 
+/* A moment (seconds since the epoch) as every page shows one: the locale's date (GLib's "%x"),
+ * and with with_time its hours and minutes. (transfer full) */
+char *corral_ui_format_when (gint64 unix_time, gboolean with_time);
+
 /* A side panel's body: a stack with an "empty" status page (icon, title, description) and a
  * "list" page holding a boxed list box (ret_list, named label for screen readers) in a
  * scroller. (transfer floating) the stack */

@@ -472,11 +472,8 @@ add_session_row (GtkWidget *group,
         g_autofree char *subtitle = NULL;
         g_autofree char *title = g_markup_escape_text (base ? base : vm_name, -1);
 
-        if (record) {
-                g_autoptr (GDateTime) t = g_date_time_new_from_unix_local (record->created);
-                /* Translators: when a task started, in g_date_time_format() format */
-                when = t ? g_date_time_format (t, _ ("%-d %B %Y, %H:%M")) : NULL;
-        }
+        if (record)
+                when = corral_ui_format_when (record->created, TRUE);
         /* The workspace's name only when the title is the folder's: corralctl knows it by it. */
         subtitle = record ? g_strjoin (" · ", state, when ? when : vm_name, when ? vm_name : NULL,
                                        NULL)
