@@ -700,16 +700,26 @@ static void
 build_workspace (CorralPreferences *self)
 {
         GtkWidget *page = new_page (self, "workspace", _ ("Workspace"), "computer-symbolic");
-        GtkWidget *group =
-                new_group (page, _ ("New Tasks"), _ ("Used when a task’s workspace starts."));
-        const char *labels[] = { _ ("Minimal (starts in seconds)"),
-                                 _ ("Standard (Python, Git, Node.js)"), NULL };
+        GtkWidget *group = new_group (
+                page, _ ("New Tasks"),
+                _ ("Used when a task’s workspace starts. Minimal programs start in seconds; "
+                   "Standard adds Python, Git, Node.js and a C compiler."));
+        const char *labels[] = { _ ("Minimal"), _ ("Standard"), NULL };
+        GtkWidget *image = combo_row (self, _ ("Programs"), "image", image_ids, labels);
 
+        /* Short choices, explained in the group's description: a long one was cut off. */
         add_row (self, group,
-                 spin_row (self, _ ("Memory"), _ ("In MiB"), "memory-mib", 256, 65536, 256),
+                 spin_row (self, _ ("Memory"),
+                           _ ("How much of this computer’s memory a workspace may use, in "
+                              "megabytes"),
+                           "memory-mib", 256, 65536, 256),
                  "memory-mib");
-        add_row (self, group, spin_row (self, _ ("Processors"), NULL, "vcpus", 1, 64, 1), "vcpus");
-        add_row (self, group, combo_row (self, _ ("Image"), "image", image_ids, labels), "image");
+        add_row (self, group,
+                 spin_row (self, _ ("Processors"),
+                           _ ("How many of this computer’s processors a workspace may use"),
+                           "vcpus", 1, 64, 1),
+                 "vcpus");
+        add_row (self, group, image, "image");
         add_row (self, group,
                  switch_row (self, _ ("Let Programs Use Blocked System Calls"),
                              _ ("Turns off the extra protection around each program in new "
