@@ -16,7 +16,8 @@ set -uo pipefail
 log() { echo "test-vm-remote: [${SECONDS}s] $*" >&2; }
 fail() {
 	log "FAIL: $*"
-	for f in "$RUN"/libvirtd.log "$STATE"/corral/vms/*/bridge.log; do
+	for f in "$RUN"/libvirtd.log "$STATE"/corral/vms/*/bridge.log "$STATE"/corral/vms/*/fsd.log \
+		"$STATE"/corral/vms/*/console.log; do
 		[ -e "$f" ] && { log "--- $f"; tail -20 "$f" >&2; }
 	done
 	exit 1
