@@ -24,6 +24,7 @@ struct _CorralWindow {
 
         GtkWidget *title;
         GtkWidget *panel_button;
+        GtkWidget *back_button; /* in the header: from a new task's folder back to the task */
         GtkWidget *toasts;
         GtkWidget *stack;
         GtkWidget *first_run;
@@ -45,9 +46,15 @@ static void
 show_page (CorralWindow *self, const char *name)
 {
         gboolean session = g_str_equal (name, "session");
+        const char *shown = corral_session_view_get_vm_name (CORRAL_SESSION_VIEW (self->session));
+        /* Choosing a new task's folder while one is open (not paused for a start that then
+         * failed): Back returns to it. */
+        gboolean can_return =
+                g_str_equal (name, "first-run") && shown && g_strcmp0 (shown, self->paused_vm) != 0;
 
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), name);
         gtk_widget_set_visible (self->panel_button, session);
+        gtk_widget_set_visible (self->back_button, can_return);
         adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title),
                                        session ? self->folder : NULL);
 }
@@ -698,6 +705,12 @@ corral_window_class_init (CorralWindowClass *klass)
 }
 
 static void
+on_back_to_task (CorralWindow *self)
+{
+        show_page (self, "session");
+}
+
+static void
 build_content (CorralWindow *self)
 {
         GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
@@ -705,6 +718,12 @@ build_content (CorralWindow *self)
 
         self->title = adw_window_title_new (_ ("Corral"), NULL);
         adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), self->title);
+        self->back_button = gtk_button_new_from_icon_name ("go-previous-symbolic");
+        corral_ui_set_accessible_label (self->back_button, _ ("Back to the Task"));
+        gtk_widget_set_tooltip_text (self->back_button, _ ("Back to the Task"));
+        gtk_widget_set_visible (self->back_button, FALSE);
+        g_signal_connect_swapped (self->back_button, "clicked", G_CALLBACK (on_back_to_task), self);
+        adw_header_bar_pack_start (ADW_HEADER_BAR (header), self->back_button);
         self->panel_button = gtk_toggle_button_new ();
         gtk_button_set_icon_name (GTK_BUTTON (self->panel_button), "sidebar-show-right-symbolic");
         corral_ui_set_accessible_label (self->panel_button, _ ("Show side panel"));

@@ -1169,8 +1169,14 @@ test_new_task_pauses (Fixture *f, gconstpointer data)
         g_assert_cmpint (g_mkdir (other, 0700), ==, 0);
         corral_window_new_task (f->window);
         ui_test_spin (200);
-        /* Choosing is not starting: nothing paused yet. */
+        /* Choosing is not starting: nothing paused yet, and Back returns to the task. */
         g_assert_cmpuint (f->launcher->suspended, ==, 0);
+        click (GTK_WIDGET (f->window), "Back to the Task");
+        g_assert_cmpstr (corral_window_get_page (f->window), ==, "session");
+        g_assert_null (ui_test_find (GTK_WIDGET (f->window), GTK_ACCESSIBLE_ROLE_BUTTON,
+                                     "Back to the Task"));
+        corral_window_new_task (f->window);
+        ui_test_spin (200);
         corral_first_run_set_folder (fr, other);
         click (GTK_WIDGET (f->window), "Start");
         wait_page (f, "starting");
