@@ -17,8 +17,7 @@ struct _CorralToolCard {
         char *id;
         char *tool; /* the tool's name, for the words of each state */
         char *title_text;
-        gboolean finished;
-        CardState state;
+        CardState state; /* running until the call finishes or the task stops it */
         GtkWidget *box;
         GtkWidget *status; /* spinner, then an icon */
         GtkWidget *status_box;
@@ -274,7 +273,6 @@ corral_tool_card_update (CorralToolCard *self, CorralChatTool *tool)
 
         g_return_if_fail (CORRAL_IS_TOOL_CARD (self));
 
-        self->finished = tool->finished;
         show_state (self, state_of (tool));
         while ((child = gtk_widget_get_first_child (self->sections)))
                 gtk_box_remove (GTK_BOX (self->sections), child);
@@ -298,7 +296,7 @@ corral_tool_card_get_id (CorralToolCard *self)
 gboolean
 corral_tool_card_get_finished (CorralToolCard *self)
 {
-        return self->finished;
+        return self->state != CARD_RUNNING;
 }
 
 void
@@ -306,10 +304,8 @@ corral_tool_card_stop (CorralToolCard *self)
 {
         g_return_if_fail (CORRAL_IS_TOOL_CARD (self));
 
-        if (self->finished)
-                return;
-        self->finished = TRUE;
-        show_state (self, CARD_STOPPED);
+        if (self->state == CARD_RUNNING)
+                show_state (self, CARD_STOPPED);
 }
 
 const char *

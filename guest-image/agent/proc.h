@@ -148,10 +148,15 @@ void confine_describe (const Confine *c, cJSON *res);
  * the confined commands, which inherit its filter and ruleset for nothing. */
 typedef struct Spawner Spawner;
 /* clone (fn, stack, flags, arg) in the spawner confined with ruleset_fd (-1: no Landlock),
- * started or replaced first when the ruleset is new. The child's pid; a negative errno from
- * clone; -EAGAIN when no spawner can run, and the caller confines the child itself. */
-pid_t
-spawner_clone (Agent *a, int ruleset_fd, int (*fn) (void *), void *stack, int flags, void *arg);
+ * started or replaced first when the ruleset is new; *ret_pid: the child's pid or a negative
+ * errno from clone. false when no spawner can run: the caller confines the child itself. */
+bool spawner_clone (Agent *a,
+                    int ruleset_fd,
+                    int (*fn) (void *),
+                    void *stack,
+                    int flags,
+                    void *arg,
+                    pid_t *ret_pid);
 /* Stops the thread (commands it started run on); NULL is ignored. */
 void spawner_free (Spawner *s);
 

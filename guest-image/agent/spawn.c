@@ -232,7 +232,7 @@ clone_child (Agent *a, SpawnChild *c, int *ret_step)
         const int flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
         void *stack = child_stack_top ();
         sigset_t all, old;
-        pid_t pid = -EAGAIN;
+        pid_t pid;
 
         if (!stack)
                 return -ENOMEM;
@@ -240,10 +240,9 @@ clone_child (Agent *a, SpawnChild *c, int *ret_step)
         c->listener_sent = false;
         /* Set before the child runs: it reads it. */
         c->preconfined = c->sp->confine;
-        if (c->preconfined)
-                pid = spawner_clone (a, c->sp->ruleset_fd, child, stack, flags, c);
-        if (pid == -EAGAIN) {
+        if (c->preconfined && !spawner_clone (a, c->sp->ruleset_fd, child, stack, flags, c, &pid))
                 c->preconfined = false;
+        if (!c->preconfined) {
                 /* No agent signal handler may run on the child's side of the shared memory. */
                 sigfillset (&all);
                 sigprocmask (SIG_BLOCK, &all, &old);

@@ -137,8 +137,14 @@ spawner_new (Agent *a, int ruleset_fd, uint64_t gen)
         return s;
 }
 
-pid_t
-spawner_clone (Agent *a, int ruleset_fd, int (*fn) (void *), void *stack, int flags, void *arg)
+bool
+spawner_clone (Agent *a,
+               int ruleset_fd,
+               int (*fn) (void *),
+               void *stack,
+               int flags,
+               void *arg,
+               pid_t *ret_pid)
 {
         Confine *c = &a->confine;
         uint64_t gen = ruleset_fd >= 0 ? c->ruleset_gen : 0;
@@ -148,7 +154,7 @@ spawner_clone (Agent *a, int ruleset_fd, int (*fn) (void *), void *stack, int fl
                 spawner_free (s);
                 s = c->spawner = spawner_new (a, ruleset_fd, gen);
                 if (!s)
-                        return -EAGAIN;
+                        return false;
         }
         s->fn = fn;
         s->stack = stack;
@@ -156,5 +162,6 @@ spawner_clone (Agent *a, int ruleset_fd, int (*fn) (void *), void *stack, int fl
         s->arg = arg;
         sem_post (&s->go);
         sem_wait_intr (&s->done);
-        return s->pid < 0 ? -s->err : s->pid;
+        *ret_pid = s->pid < 0 ? -s->err : s->pid;
+        return true;
 }
