@@ -241,7 +241,7 @@ static void
 on_logs_read (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (CorralActivityPanel) self = user_data;
-        g_autoptr (GPtrArray) entries = corral_ui_run_in_thread_finish (res, NULL);
+        g_autoptr (GPtrArray) entries = corral_run_in_thread_finish (res, NULL);
         GtkWidget *child;
 
         self->loading = FALSE;
@@ -262,9 +262,9 @@ corral_activity_panel_reload (CorralActivityPanel *self)
         if (!self->vm_dir || self->loading)
                 return;
         self->loading = TRUE;
-        corral_ui_run_in_thread (read_logs, g_strdup (self->vm_dir), g_free,
-                                 (GDestroyNotify) g_ptr_array_unref, self->cancellable,
-                                 on_logs_read, g_object_ref (self));
+        corral_run_in_thread (read_logs, g_strdup (self->vm_dir), g_free,
+                              (GDestroyNotify) g_ptr_array_unref, self->cancellable, on_logs_read,
+                              g_object_ref (self));
 }
 
 static gboolean

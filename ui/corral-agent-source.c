@@ -90,7 +90,7 @@ static void
 on_network_alert (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (CorralAgentSource) self = user_data;
-        g_autofree char *alert = corral_ui_run_in_thread_finish (res, NULL);
+        g_autofree char *alert = corral_run_in_thread_finish (res, NULL);
 
         if (!alert || self->network_alerted)
                 return;
@@ -108,8 +108,8 @@ on_tool_finished (CorralAgentSession *session, CorralAgentToolCard *card, Corral
 
         corral_chat_source_emit_tool_finished (CORRAL_CHAT_SOURCE (self), tool);
         if (vm_dir && !self->network_alerted)
-                corral_ui_run_in_thread (read_network_alert, g_strdup (vm_dir), g_free, g_free,
-                                         NULL, on_network_alert, g_object_ref (self));
+                corral_run_in_thread (read_network_alert, g_strdup (vm_dir), g_free, g_free, NULL,
+                                      on_network_alert, g_object_ref (self));
 }
 
 static void
@@ -309,7 +309,7 @@ on_session_recorded (GObject *source, GAsyncResult *res, gpointer user_data)
 
         /* Only reopening this task later depends on it; the task itself goes on. A task
          * without a record (its start could not write one) has nothing to add it to. */
-        if (!corral_ui_run_in_thread_finish (res, &error))
+        if (!corral_run_in_thread_finish (res, &error))
                 g_message ("Could not record the task's session: %s", error->message);
 }
 
@@ -431,7 +431,7 @@ corral_agent_source_new_finish (GAsyncResult *result, GError **error)
                                                        &resume_error);
         if (!session) {
                 session = corral_agent_session_new (provider, m->client, m->model);
-                corral_ui_run_in_thread (
+                corral_run_in_thread (
                         record_session,
                         g_strdupv ((char *[]){
                                 m->vm_name, (char *) corral_agent_session_get_id (session), NULL }),

@@ -26,7 +26,7 @@
 
 #include <gio/gio.h>
 
-#include "fs-policy.h"
+#include "corral-share-mode.h"
 
 G_BEGIN_DECLS
 

@@ -8,7 +8,7 @@
 
 #include <adwaita.h>
 
-#include "fs-policy.h"
+#include "corral-share-mode.h"
 
 G_BEGIN_DECLS
 

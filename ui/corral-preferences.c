@@ -231,7 +231,7 @@ on_credential_changed (GObject *source, GAsyncResult *res, gpointer user_data)
         g_autoptr (CorralPreferences) self = user_data;
         g_autoptr (GError) error = NULL;
 
-        corral_ui_run_in_thread_finish (res, &error);
+        corral_run_in_thread_finish (res, &error);
         if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
                 adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self),
                                                   adw_toast_new (error->message));
@@ -246,8 +246,8 @@ on_remove_answered (AdwMessageDialog *dialog, const char *response, CorralPrefer
 
         if (g_strcmp0 (response, "remove") != 0 || g_cancellable_is_cancelled (self->cancellable))
                 return;
-        corral_ui_run_in_thread (credential_remove, g_strdup (name), g_free, NULL,
-                                 self->cancellable, on_credential_changed, g_object_ref (self));
+        corral_run_in_thread (credential_remove, g_strdup (name), g_free, NULL, self->cancellable,
+                              on_credential_changed, g_object_ref (self));
 }
 
 /* A key cannot be seen again once stored: removing it asks first. */
@@ -313,7 +313,7 @@ on_credentials_listed (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (CorralPreferences) self = user_data;
         g_autoptr (GError) error = NULL;
-        g_autoptr (GPtrArray) list = corral_ui_run_in_thread_finish (res, &error);
+        g_autoptr (GPtrArray) list = corral_run_in_thread_finish (res, &error);
         GtkWidget *child;
 
         if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -344,8 +344,8 @@ on_credentials_listed (GObject *source, GAsyncResult *res, gpointer user_data)
 static void
 load_credentials (CorralPreferences *self)
 {
-        corral_ui_run_in_thread (credentials_list, NULL, NULL, (GDestroyNotify) g_ptr_array_unref,
-                                 self->cancellable, on_credentials_listed, g_object_ref (self));
+        corral_run_in_thread (credentials_list, NULL, NULL, (GDestroyNotify) g_ptr_array_unref,
+                              self->cancellable, on_credentials_listed, g_object_ref (self));
 }
 
 static void
@@ -663,7 +663,7 @@ on_images_listed (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (CorralPreferences) self = user_data;
         g_autoptr (GError) error = NULL;
-        g_autoptr (GPtrArray) list = corral_ui_run_in_thread_finish (res, &error);
+        g_autoptr (GPtrArray) list = corral_run_in_thread_finish (res, &error);
 
         if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
                 return;
@@ -729,8 +729,8 @@ build_workspace (CorralPreferences *self)
                  "unconfined-commands");
         self->images_list = new_group (page, _ ("Images on This Computer"), NULL);
         self->pending++;
-        corral_ui_run_in_thread (images_list, NULL, NULL, (GDestroyNotify) g_ptr_array_unref,
-                                 self->cancellable, on_images_listed, g_object_ref (self));
+        corral_run_in_thread (images_list, NULL, NULL, (GDestroyNotify) g_ptr_array_unref,
+                              self->cancellable, on_images_listed, g_object_ref (self));
 }
 
 /* The window ----------------------------------------------------------------------------------- */

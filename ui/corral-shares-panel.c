@@ -188,7 +188,7 @@ on_call_done (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (CorralSharesPanel) self = user_data;
         g_autoptr (GError) error = NULL;
-        GPtrArray *shares = corral_ui_run_in_thread_finish (res, &error);
+        GPtrArray *shares = corral_run_in_thread_finish (res, &error);
 
         if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
                 return;
@@ -214,9 +214,9 @@ run_call (CorralSharesPanel *self, ShareOp op, const char *name, const char *pat
         call->name = g_strdup (name);
         call->path = g_strdup (path);
         call->mode = mode;
-        corral_ui_run_in_thread (share_call_run, call, (GDestroyNotify) share_call_free,
-                                 (GDestroyNotify) g_ptr_array_unref, self->cancellable,
-                                 on_call_done, g_object_ref (self));
+        corral_run_in_thread (share_call_run, call, (GDestroyNotify) share_call_free,
+                              (GDestroyNotify) g_ptr_array_unref, self->cancellable, on_call_done,
+                              g_object_ref (self));
 }
 
 void

@@ -1,5 +1,5 @@
-/* corral-ui-util.h — small helpers shared by the widgets: accessible names, running a blocking
- * call on a worker thread. (The share modes' words are util/corral-share-mode.h's.)
+/* corral-ui-util.h — small helpers shared by the widgets: accessible names, labels, dates.
+ * (The share modes' words are util/corral-share-mode.h's; worker threads util/corral-thread.h.)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -8,27 +8,12 @@
 #include <adwaita.h>
 
 #include "corral-share-mode.h"
+#include "corral-thread.h"
 
 G_BEGIN_DECLS
 
 /* Sets the name screen readers announce (and a tooltip when the widget has no visible text). */
 void corral_ui_set_accessible_label (GtkWidget *widget, const char *label);
-
-/* A blocking call for a worker thread: returns a result (freed with result_free when nobody
- * takes it) or NULL with error set. */
-typedef gpointer (*CorralUiThreadFunc) (gpointer data, GCancellable *cancellable, GError **error);
-
-/* Runs func (data) on a worker thread; callback runs on the caller's main context. data is freed
- * with data_free after func returns. */
-void corral_ui_run_in_thread (CorralUiThreadFunc func,
-                              gpointer data,
-                              GDestroyNotify data_free,
-                              GDestroyNotify result_free,
-                              GCancellable *cancellable,
-                              GAsyncReadyCallback callback,
-                              gpointer user_data);
-/* (transfer full) the result of func */
-gpointer corral_ui_run_in_thread_finish (GAsyncResult *result, GError **error);
 
 /* A GtkLabel for text that came from outside (never markup), wrapping, selectable. */
 GtkWidget *corral_ui_plain_label (const char *text, gboolean selectable);

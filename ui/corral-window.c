@@ -133,7 +133,7 @@ on_record_saved (GObject *source, GAsyncResult *res, gpointer user_data)
         g_autoptr (GError) error = NULL;
 
         /* Only reopening the task later depends on it; the task itself goes on. */
-        if (!corral_ui_run_in_thread_finish (res, &error)) {
+        if (!corral_run_in_thread_finish (res, &error)) {
                 g_message ("Could not record the task: %s", error->message);
                 if (!gtk_widget_in_destruction (GTK_WIDGET (r->window)))
                         adw_toast_overlay_add_toast (
@@ -180,9 +180,8 @@ on_started (GObject *source, GAsyncResult *res, gpointer user_data)
                 record->created = g_get_real_time () / G_USEC_PER_SEC;
                 r->window = g_object_ref (self);
                 r->result = g_steal_pointer (&result);
-                corral_ui_run_in_thread (save_record, record,
-                                         (GDestroyNotify) corral_task_record_free, NULL, NULL,
-                                         on_record_saved, r);
+                corral_run_in_thread (save_record, record, (GDestroyNotify) corral_task_record_free,
+                                      NULL, NULL, on_record_saved, r);
                 return;
         }
         connect_assistant (self, result);
@@ -364,7 +363,7 @@ static void
 on_reopened_shares (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (CorralWindow) self = user_data;
-        g_autoptr (GPtrArray) shares = corral_ui_run_in_thread_finish (res, NULL);
+        g_autoptr (GPtrArray) shares = corral_run_in_thread_finish (res, NULL);
         CorralShare *share;
 
         if (!shares || shares->len == 0 || !self->reopen_vm)
@@ -401,9 +400,9 @@ on_reopened (GObject *source, GAsyncResult *res, gpointer user_data)
         show_page (self, "session");
         /* Without a record: the folder from the VM folder, for the title. */
         if (!self->config && result->vm_dir)
-                corral_ui_run_in_thread (load_shares, g_strdup (result->vm_dir), g_free,
-                                         (GDestroyNotify) g_ptr_array_unref, NULL,
-                                         on_reopened_shares, g_object_ref (self));
+                corral_run_in_thread (load_shares, g_strdup (result->vm_dir), g_free,
+                                      (GDestroyNotify) g_ptr_array_unref, NULL, on_reopened_shares,
+                                      g_object_ref (self));
         connect_assistant (self, result);
 }
 
@@ -418,7 +417,7 @@ on_record_loaded (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (CorralWindow) self = user_data;
         g_autoptr (GError) error = NULL;
-        g_autoptr (CorralTaskRecord) record = corral_ui_run_in_thread_finish (res, &error);
+        g_autoptr (CorralTaskRecord) record = corral_run_in_thread_finish (res, &error);
 
         if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
                 return;
@@ -451,9 +450,9 @@ reopen_task (CorralWindow *self, const char *vm_name)
         g_cancellable_cancel (self->cancellable);
         g_clear_object (&self->cancellable);
         self->cancellable = g_cancellable_new ();
-        corral_ui_run_in_thread (load_record, g_strdup (vm_name), g_free,
-                                 (GDestroyNotify) corral_task_record_free, self->cancellable,
-                                 on_record_loaded, g_object_ref (self));
+        corral_run_in_thread (load_record, g_strdup (vm_name), g_free,
+                              (GDestroyNotify) corral_task_record_free, self->cancellable,
+                              on_record_loaded, g_object_ref (self));
 }
 
 static void
@@ -525,7 +524,7 @@ on_records_listed (GObject *source, GAsyncResult *res, gpointer user_data)
         CorralWindow *self = g_object_get_data (G_OBJECT (group), "window");
         GPtrArray *vms = g_object_get_data (G_OBJECT (group), "vms");
         const GError *error = g_object_get_data (G_OBJECT (group), "error");
-        g_autoptr (GPtrArray) records = corral_ui_run_in_thread_finish (res, NULL);
+        g_autoptr (GPtrArray) records = corral_run_in_thread_finish (res, NULL);
         guint n = 0;
 
         for (guint i = 0; vms && i < vms->len; i++, n++) {
@@ -572,8 +571,8 @@ on_sessions_listed (GObject *source, GAsyncResult *res, gpointer user_data)
         g_object_set_data_full (G_OBJECT (group), "vms", list, (GDestroyNotify) g_ptr_array_unref);
         g_object_set_data_full (G_OBJECT (group), "error", error, (GDestroyNotify) g_error_free);
         /* The group keeps its reference until the records are read. */
-        corral_ui_run_in_thread (list_records, NULL, NULL, (GDestroyNotify) g_ptr_array_unref, NULL,
-                                 on_records_listed, group);
+        corral_run_in_thread (list_records, NULL, NULL, (GDestroyNotify) g_ptr_array_unref, NULL,
+                              on_records_listed, group);
 }
 
 static void

@@ -8,7 +8,6 @@
 #include "corral-application.h"
 #include "corral-paths.h"
 #include "corral-vm-launcher.h"
-#include "corral-vm-manager.h"
 
 int
 main (int argc, char **argv)
@@ -17,7 +16,7 @@ main (int argc, char **argv)
         g_autoptr (GSettings) settings = NULL;
         g_autoptr (CorralApplication) app = NULL;
 
-        corral_vm_manager_quiet_libvirt_logs ();
+        corral_vm_launcher_init_process ();
         setlocale (LC_ALL, "");
         bindtextdomain (GETTEXT_PACKAGE, corral_paths_locale_dir ());
         bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");

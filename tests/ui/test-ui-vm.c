@@ -20,6 +20,7 @@
 #include "corral-resources.h"
 #include "corral-shares.h"
 #include "corral-vm-launcher.h"
+#include "corral-vm-manager.h"
 #include "corral-window.h"
 #include "egress-test.h"
 #include "fake-llm-server.h"

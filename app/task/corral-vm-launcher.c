@@ -12,7 +12,7 @@
 #include "corral-image.h"
 #include "corral-shares.h"
 #include "corral-task-start.h"
-#include "corral-ui-util.h"
+#include "corral-thread.h"
 #include "corral-vm-manager.h"
 #include "egress-policy.h"
 
@@ -77,7 +77,7 @@ on_mounted (GObject *source, GAsyncResult *res, gpointer user_data)
         Launch *l = g_task_get_task_data (task);
         GError *error = NULL;
 
-        corral_ui_run_in_thread_finish (res, &error);
+        corral_run_in_thread_finish (res, &error);
         if (fail_if (task, error))
                 return;
         report (task, CORRAL_LAUNCH_STAGE_CONNECT, 1.0, NULL);
@@ -109,8 +109,8 @@ on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
         if (!corral_vm_manager_connect_agent_finish (CORRAL_VM_MANAGER (source), res, &error) &&
             fail_if (task, error))
                 return;
-        corral_ui_run_in_thread (wait_mounted, l, NULL, NULL, g_task_get_cancellable (task),
-                                 on_mounted, task);
+        corral_run_in_thread (wait_mounted, l, NULL, NULL, g_task_get_cancellable (task),
+                              on_mounted, task);
 }
 
 /* Worker thread: the folder, the network policy, and the two per-VM daemons (as corralctl
@@ -142,7 +142,7 @@ on_shared (GObject *source, GAsyncResult *res, gpointer user_data)
         Launch *l = g_task_get_task_data (task);
         GError *error = NULL;
 
-        corral_ui_run_in_thread_finish (res, &error);
+        corral_run_in_thread_finish (res, &error);
         if (fail_if (task, error))
                 return;
         report (task, CORRAL_LAUNCH_STAGE_CONNECT, -1.0, NULL);
@@ -168,8 +168,8 @@ on_created (GObject *source, GAsyncResult *res, gpointer user_data)
         l->result->vm_dir = g_strdup (info->vm_dir);
         l->result->accel = g_strdup (info->accel);
         report (task, CORRAL_LAUNCH_STAGE_SHARE, -1.0, NULL);
-        corral_ui_run_in_thread (share_folder, l, NULL, NULL, g_task_get_cancellable (task),
-                                 on_shared, task);
+        corral_run_in_thread (share_folder, l, NULL, NULL, g_task_get_cancellable (task), on_shared,
+                              task);
 }
 
 typedef struct {
@@ -325,7 +325,7 @@ on_policy_checked (GObject *source, GAsyncResult *res, gpointer user_data)
         GTask *task = user_data;
         GError *error = NULL;
 
-        corral_ui_run_in_thread_finish (res, &error);
+        corral_run_in_thread_finish (res, &error);
         if (fail_if (task, error))
                 return;
         ensure_manager (task, on_opened_for_start);
@@ -348,8 +348,8 @@ vm_start_async (CorralLauncher *launcher,
         l->progress_data = progress_data;
         g_task_set_task_data (task, l, (GDestroyNotify) launch_free);
         report (task, CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL);
-        corral_ui_run_in_thread (check_managed_policy, l, NULL, NULL, cancellable,
-                                 on_policy_checked, task);
+        corral_run_in_thread (check_managed_policy, l, NULL, NULL, cancellable, on_policy_checked,
+                              task);
 }
 
 static CorralLaunchResult *
@@ -503,8 +503,8 @@ on_running (GObject *source, GAsyncResult *res, gpointer user_data)
             fail_if (task, error))
                 return;
         report (task, CORRAL_LAUNCH_STAGE_SHARE, -1.0, NULL);
-        corral_ui_run_in_thread (ensure_daemons, l, NULL, NULL, g_task_get_cancellable (task),
-                                 on_shared, task);
+        corral_run_in_thread (ensure_daemons, l, NULL, NULL, g_task_get_cancellable (task),
+                              on_shared, task);
 }
 
 static void
@@ -633,6 +633,12 @@ corral_vm_launcher_class_init (CorralVmLauncherClass *klass)
 static void
 corral_vm_launcher_init (CorralVmLauncher *self)
 {
+}
+
+void
+corral_vm_launcher_init_process (void)
+{
+        corral_vm_manager_quiet_libvirt_logs ();
 }
 
 CorralVmLauncher *

@@ -10,7 +10,7 @@
 
 #include <gio/gio.h>
 
-#include "fs-policy.h"
+#include "corral-share-mode.h"
 
 G_BEGIN_DECLS
 
