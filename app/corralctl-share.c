@@ -82,7 +82,9 @@ corralctl_share_parse_spec (const char *spec, char **ret_path, FsMode *ret_mode,
         }
         if (!parse_mode (colon + 1, ret_mode, error))
                 return FALSE;
-        *ret_path = g_strndup (spec, (gsize) (colon - spec));
+        g_autofree char *path = g_strndup (spec, (gsize) (colon - spec));
+        /* Relative to the current folder, as the shell means it. */
+        *ret_path = g_canonicalize_filename (path, NULL);
         return TRUE;
 }
 

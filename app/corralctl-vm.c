@@ -83,52 +83,80 @@ ready_image (const char *name, GError **error)
         return corral_image_build_finish (corralctl_wait_for (&res), error);
 }
 
-/* A running VM's file server and network proxy, and its shares, started as the app starts
- * them (app/task). It is ready only once the guest has mounted them, so that the first command
- * sees them (SECURITY.md F17). */
+/* The --share PATH:MODE specs, parsed: folders owned by paths. */
+typedef struct {
+        GArray *shares; /* CorralTaskShare */
+        GPtrArray *paths;
+} ShareList;
+
+static void
+share_list_clear (ShareList *list)
+{
+        g_clear_pointer (&list->shares, g_array_unref);
+        g_clear_pointer (&list->paths, g_ptr_array_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ShareList, share_list_clear)
+
 static gboolean
-services_ready (const char *vm_dir, GPtrArray *shares, GError **error)
+share_list_parse (ShareList *list, char **specs, GError **error)
+{
+        list->shares = g_array_new (FALSE, FALSE, sizeof (CorralTaskShare));
+        list->paths = g_ptr_array_new_with_free_func (g_free);
+        for (char **spec = specs; spec && *spec; spec++) {
+                CorralTaskShare share;
+                char *path;
+
+                if (!corralctl_share_parse_spec (*spec, &path, &share.mode, error))
+                        return FALSE;
+                g_ptr_array_add (list->paths, path);
+                share.folder = path;
+                g_array_append_val (list->shares, share);
+        }
+        return TRUE;
+}
+
+static void
+print_shared (const ShareList *list, char **names)
+{
+        for (guint i = 0; list && i < list->shares->len; i++) {
+                const CorralTaskShare *share = &g_array_index (list->shares, CorralTaskShare, i);
+
+                g_print ("shared %s as /workspace/%s (%s)\n", share->folder, names[i],
+                         fs_mode_describe (share->mode));
+        }
+}
+
+/* A running VM's file server and network proxy, and its shares (nullable), started as the app
+ * starts them (app/task). It is ready only once the guest has mounted them, so that the first
+ * command sees them (SECURITY.md F17). */
+static gboolean
+services_ready (const char *vm_dir, const ShareList *list, GError **error)
 {
         g_autofree char *alert = corral_egress_vm_dup_alert (vm_dir);
-        g_autoptr (GArray) parsed = g_array_new (FALSE, FALSE, sizeof (CorralTaskShare));
-        g_autoptr (GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
         g_auto (GStrv) names = NULL;
 
         /* The network session ended because a program sent a real secret (SECURITY.md K9):
          * the person hears it before the next command runs. */
         if (alert)
                 g_printerr (_ ("corralctl: %s\n"), alert);
-        for (guint i = 0; shares && i < shares->len; i++) {
-                CorralTaskShare share;
-                char *path;
-
-                if (!corralctl_share_parse_spec (shares->pdata[i], &path, &share.mode, error))
-                        return FALSE;
-                g_ptr_array_add (paths, path);
-                share.folder = path;
-                g_array_append_val (parsed, share);
-        }
-        if (!corral_task_start_services (vm_dir, (const CorralTaskShare *) (void *) parsed->data,
-                                         parsed->len, NULL, &names, error))
+        if (!corral_task_start_services (
+                    vm_dir, list ? (const CorralTaskShare *) (void *) list->shares->data : NULL,
+                    list ? list->shares->len : 0, NULL, &names, error))
                 return FALSE;
-        for (guint i = 0; i < parsed->len; i++) {
-                const CorralTaskShare *share = &g_array_index (parsed, CorralTaskShare, i);
-
-                g_print ("shared %s as /workspace/%s (%s)\n", share->folder, names[i],
-                         fs_mode_describe (share->mode));
-        }
+        print_shared (list, names);
         return corral_shares_wait_mounted (vm_dir, CORRAL_SHARES_MOUNT_TIMEOUT_MS, NULL, error);
 }
 
 /* Warm pool ---------------------------------------------------------------------------------- */
 
 static gboolean
-ensure_services (CorralVmManager *m, const char *name, GPtrArray *shares, GError **error);
+ensure_services (CorralVmManager *m, const char *name, const ShareList *shares, GError **error);
 
 /* Returns the exit status, or -1 when the pool is empty (the caller boots normally). shares:
- * the PATH:MODE specs of --share, given to the VM handed out. */
+ * those of --share, given to the VM handed out. */
 static int
-take_from_pool (CorralVmManager *m, const char *name, GPtrArray *shares)
+take_from_pool (CorralVmManager *m, const char *name, const ShareList *shares)
 {
         g_autoptr (CorralVmPool) pool = corral_vm_pool_new (m, NULL);
         g_autoptr (GAsyncResult) res = NULL;
@@ -250,40 +278,45 @@ cmd_pool_drain (CorralVmManager *m)
         return 0;
 }
 
+static void
+on_create_progress (CorralLaunchStage stage, double fraction, const char *detail, gpointer data)
+{
+        /* The image's build and a remote host's upload say how far they are. */
+        if (detail && fraction >= 0.0)
+                on_image_progress (fraction, detail, NULL);
+}
+
+/* The app's start (corral_task_create_async), after the same preflight (run_vm_command). */
 static int
-cmd_create (CorralVmManager *m, const char *name, const VmOptions *o)
+cmd_create (CorralVmManager *m, const char *name, const VmOptions *o, const ShareList *shares)
 {
         int pool_ret;
         g_autoptr (GError) error = NULL;
-        g_autoptr (CorralImage) image = NULL;
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (CorralVmInfo) info = NULL;
-        g_autoptr (GPtrArray) shares = g_ptr_array_new ();
+        g_auto (GStrv) names = NULL;
 
-        for (char **sh = o->shares; sh && *sh; sh++)
-                g_ptr_array_add (shares, *sh);
         if (o->from_pool && (pool_ret = take_from_pool (m, name, shares)) >= 0)
                 return pool_ret;
-        if (!(image = ready_image (o->image ? o->image : "minimal", &error)))
-                return report (error);
-        CorralVmSpec spec = { .name = name,
-                              .memory_mib = o->memory_mib,
-                              .vcpus = o->vcpus,
-                              .kernel = image->kernel,
-                              .initrd = image->initrd,
-                              .cmdline = image->cmdline,
-                              .image_name = image->name,
-                              .manifest_sha256 = image->manifest_sha256,
-                              /* A per-VM overlay on it: the image's base is never written. */
-                              .disk = image->disk,
-                              /* Uploads to a remote libvirt host (once per image). */
-                              .progress = on_image_progress };
-        corral_vm_manager_create_async (m, &spec, NULL, corralctl_got_result, &res);
-        if (!(info = corral_vm_manager_create_finish (m, corralctl_wait_for (&res), &error)))
+        const CorralTaskSpec spec = {
+                .name = name,
+                .image = o->image ? o->image : "minimal",
+                .memory_mib = o->memory_mib,
+                .vcpus = o->vcpus,
+                .shares = (const CorralTaskShare *) (void *) shares->shares->data,
+                .n_shares = shares->shares->len
+        };
+        corral_task_create_async (m, &spec, on_create_progress, NULL, NULL, corralctl_got_result,
+                                  &res);
+        if (!(info = corral_task_create_finish (corralctl_wait_for (&res), &names, &error)))
                 return report (error);
         g_print ("%s: %s (%s, %s)\n", info->name, corral_vm_state_to_string (info->state),
                  info->transport, info->accel);
-        return services_ready (info->vm_dir, shares, &error) ? 0 : report (error);
+        print_shared (shares, names);
+        return corral_shares_wait_mounted (info->vm_dir, CORRAL_SHARES_MOUNT_TIMEOUT_MS, NULL,
+                                           &error)
+                       ? 0
+                       : report (error);
 }
 
 static int
@@ -418,7 +451,7 @@ static const struct {
 /* A VM that (re)started needs its file server and its network proxy: their ports are new.
  * shares: more PATH:MODE specs to share (nullable). */
 static gboolean
-ensure_services (CorralVmManager *m, const char *name, GPtrArray *shares, GError **error)
+ensure_services (CorralVmManager *m, const char *name, const ShareList *shares, GError **error)
 {
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (CorralVmInfo) info = NULL;
@@ -458,6 +491,7 @@ run_vm_command (const char *cmd, const char *const *args, VmOptions *o)
 {
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralVmManager) m = NULL;
+        g_auto (ShareList) shares = { 0 };
         guint n;
 
         /* Every argument is checked before libvirt is asked anything. */
@@ -467,10 +501,12 @@ run_vm_command (const char *cmd, const char *const *args, VmOptions *o)
         if ((g_str_equal (cmd, "create") || g_str_equal (cmd, "pool fill")) &&
             !vm_options_size (g_str_equal (cmd, "create") ? "vm create" : "vm pool fill", o))
                 return EXIT_CTL;
-        /* The organisation's policy before anything is built or booted, as the app checks it
-         * (app/task): a damaged one would stop the file server only after the boot. */
+        /* The organisation's policy and the folders before anything is built or booted, as the
+         * app checks them (corral_task_preflight): either would stop the task after the boot. */
         if ((g_str_equal (cmd, "create") || g_str_equal (cmd, "pool fill")) &&
-            !corral_task_check_managed_policy (&error))
+            (!share_list_parse (&shares, o->shares, &error) ||
+             !corral_task_preflight ((const CorralTaskShare *) (void *) shares.shares->data,
+                                     shares.shares->len, &error)))
                 return report (error);
         if (!(m = corralctl_vm_open_manager (&error)))
                 return report (error);
@@ -483,7 +519,7 @@ run_vm_command (const char *cmd, const char *const *args, VmOptions *o)
         if (g_str_equal (cmd, "pool drain"))
                 return cmd_pool_drain (m);
         if (g_str_equal (cmd, "create"))
-                return cmd_create (m, args[0], o);
+                return cmd_create (m, args[0], o, &shares);
         if (g_str_equal (cmd, "stop"))
                 return cmd_stop (m, args[0]);
         if (g_str_equal (cmd, "fork"))

@@ -8,6 +8,7 @@
 
 #include "corral-image.h"
 #include "corral-vm-manager.h"
+#include "corral-task-start.h"
 #include "fs-managed.h"
 
 CorralTaskConfig *
@@ -169,6 +170,9 @@ corral_launch_error_explain (const GError *error, char **ret_title, char **ret_h
                 title = _ ("This Task’s Workspace Is Gone");
                 hint = _ ("Its workspace was removed and Corral has no record of how it was "
                           "set up; start a new task with the same folder.");
+        } else if (g_error_matches (error, CORRAL_TASK_ERROR, CORRAL_TASK_ERROR_FOLDER)) {
+                /* The message names the folder and says what to do. */
+                title = _ ("This Folder Cannot Be Shared");
         } else if (error->domain == FS_MANAGED_ERROR) {
                 /* The message names the file and says to ask IT. */
                 title = _ ("Your Organisation’s Policy Needs Fixing");

@@ -4,9 +4,20 @@
  */
 #include "corral-task-start.h"
 
+#include <errno.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
+
 #include "corral-egress-vm.h"
+#include "corral-image.h"
 #include "corral-shares.h"
+#include "corral-thread.h"
 #include "fs-managed.h"
+
+/* clang-format off */
+G_DEFINE_QUARK (corral-task-error-quark, corral_task_error)
+/* clang-format on */
 
 gboolean
 corral_task_check_managed_policy (GError **error)
@@ -15,6 +26,81 @@ corral_task_check_managed_policy (GError **error)
         g_auto (GStrv) hide = NULL;
 
         return fs_managed_load_all (fs_managed_policy_path (), &protect, &hide, error);
+}
+
+static gboolean
+folder_unopenable (const char *shown, int err, GError **error)
+{
+        g_set_error (error, CORRAL_TASK_ERROR, CORRAL_TASK_ERROR_FOLDER,
+                     _ ("Corral cannot open the folder “%s”: %s. Choose another folder, or give "
+                        "yourself access to it (Files › Properties › Permissions)."),
+                     shown, g_strerror (err));
+        return FALSE;
+}
+
+static gboolean
+check_share (const CorralTaskShare *share, GError **error)
+{
+        GStatBuf st;
+        int err;
+        g_autofree char *shown = g_filename_display_name (share->folder);
+
+        if (!g_path_is_absolute (share->folder)) {
+                g_set_error (error, CORRAL_TASK_ERROR, CORRAL_TASK_ERROR_FOLDER,
+                             _ ("“%s” is not a full path to a folder; give the whole path, "
+                                "starting with /."),
+                             shown);
+                return FALSE;
+        }
+        if (g_stat (share->folder, &st) != 0) {
+                err = errno;
+                if (err == ENOENT || err == ENOTDIR) {
+                        g_set_error (error, CORRAL_TASK_ERROR, CORRAL_TASK_ERROR_FOLDER,
+                                     _ ("The folder “%s” does not exist. Choose another folder."),
+                                     shown);
+                        return FALSE;
+                }
+                return folder_unopenable (shown, err, error);
+        }
+        if (!S_ISDIR (st.st_mode)) {
+                g_set_error (error, CORRAL_TASK_ERROR, CORRAL_TASK_ERROR_FOLDER,
+                             _ ("“%s” is a file, not a folder. Choose the folder that holds "
+                                "it."),
+                             shown);
+                return FALSE;
+        }
+        /* The file server works with the person's rights: what they cannot open, the
+         * assistant would only meet as "Permission denied" after the boot. */
+        if (access (share->folder, R_OK | X_OK) != 0)
+                return folder_unopenable (shown, errno, error);
+        if (share->mode != FS_MODE_RO && access (share->folder, W_OK) != 0) {
+                err = errno;
+                g_set_error (error, CORRAL_TASK_ERROR, CORRAL_TASK_ERROR_FOLDER,
+                             _ ("The folder “%s” cannot be changed from your account (%s), so "
+                                "the assistant could not edit it. Share it with “%s”, or give "
+                                "yourself write access to it."),
+                             shown, g_strerror (err), fs_mode_describe (FS_MODE_RO));
+                return FALSE;
+        }
+        return TRUE;
+}
+
+gboolean
+corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares, GError **error)
+{
+        g_return_val_if_fail (shares != NULL || n_shares == 0, FALSE);
+
+        for (gsize i = 0; i < n_shares; i++)
+                if (!check_share (&shares[i], error))
+                        return FALSE;
+        return TRUE;
+}
+
+gboolean
+corral_task_preflight (const CorralTaskShare *shares, gsize n_shares, GError **error)
+{
+        return corral_task_check_managed_policy (error) &&
+               corral_task_check_shares (shares, n_shares, error);
 }
 
 gboolean
@@ -56,4 +142,242 @@ corral_task_start_services (const char *vm_dir,
         if (ret_names)
                 *ret_names = g_strv_builder_end (names);
         return TRUE;
+}
+
+/* Making a workspace ---------------------------------------------------------------------------
+ */
+
+typedef struct {
+        CorralVmManager *manager;
+        char *name;
+        char *image_name;
+        guint memory_mib;
+        guint vcpus;
+        GArray *shares; /* CorralTaskShare, folders owned by folders */
+        GPtrArray *folders;
+        CorralEgressPolicy *policy; /* nullable */
+        CorralLaunchProgressFunc progress;
+        gpointer progress_data;
+        CorralImage *image;
+        CorralVmInfo *info;
+        GStrv names;
+} Create;
+
+static void
+create_free (Create *c)
+{
+        g_clear_object (&c->manager);
+        g_free (c->name);
+        g_free (c->image_name);
+        g_array_unref (c->shares);
+        g_ptr_array_unref (c->folders);
+        g_clear_pointer (&c->policy, corral_egress_policy_unref);
+        corral_image_free (c->image);
+        g_clear_pointer (&c->info, corral_vm_info_free);
+        g_strfreev (c->names);
+        g_free (c);
+}
+
+static void
+create_report (GTask *task, CorralLaunchStage stage, double fraction, const char *detail)
+{
+        Create *c = g_task_get_task_data (task);
+
+        if (c->progress)
+                c->progress (stage, fraction, detail, c->progress_data);
+}
+
+/* GTask owns the reference passed along the steps; each step ends it on failure. */
+static gboolean
+create_failed (GTask *task, GError *error)
+{
+        if (!error)
+                return FALSE;
+        g_task_return_error (task, error);
+        g_object_unref (task);
+        return TRUE;
+}
+
+static void
+on_services (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Create *c = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        corral_run_in_thread_finish (res, &error);
+        if (create_failed (task, error))
+                return;
+        g_task_return_pointer (task, g_steal_pointer (&c->info),
+                               (GDestroyNotify) corral_vm_info_free);
+        g_object_unref (task);
+}
+
+/* Worker thread: the shares, the network policy and the two per-VM daemons. */
+static gpointer
+start_services (gpointer data, GCancellable *cancellable, GError **error)
+{
+        Create *c = data;
+
+        if (!corral_task_start_services (c->info->vm_dir,
+                                         (const CorralTaskShare *) (void *) c->shares->data,
+                                         c->shares->len, c->policy, &c->names, error))
+                return NULL;
+        return GINT_TO_POINTER (TRUE);
+}
+
+static void
+on_vm_created (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Create *c = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        c->info = corral_vm_manager_create_finish (CORRAL_VM_MANAGER (source), res, &error);
+        if (create_failed (task, error))
+                return;
+        if (!c->info->vm_dir) {
+                g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
+                                         _ ("The workspace %s was made without its folder"),
+                                         c->info->name);
+                g_object_unref (task);
+                return;
+        }
+        create_report (task, CORRAL_LAUNCH_STAGE_SHARE, -1.0, NULL);
+        corral_run_in_thread (start_services, c, NULL, NULL, g_task_get_cancellable (task),
+                              on_services, task);
+}
+
+typedef struct {
+        GTask *task;
+        double fraction;
+        char *text;
+} UploadProgress;
+
+static gboolean
+upload_progress_report (gpointer data)
+{
+        UploadProgress *u = data;
+
+        create_report (u->task, CORRAL_LAUNCH_STAGE_BOOT, u->fraction, u->text);
+        return G_SOURCE_REMOVE;
+}
+
+static void
+upload_progress_free (gpointer data)
+{
+        UploadProgress *u = data;
+
+        g_object_unref (u->task);
+        g_free (u->text);
+        g_free (u);
+}
+
+/* The image going to a remote libvirt host (once per image), from the manager's worker thread:
+ * told on the task's own main context. */
+static void
+on_upload_progress (double fraction, const char *text, gpointer user_data)
+{
+        GTask *task = user_data;
+        UploadProgress *u = g_new0 (UploadProgress, 1);
+
+        u->task = g_object_ref (task);
+        u->fraction = fraction;
+        u->text = g_strdup (text);
+        g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT,
+                                    upload_progress_report, u, upload_progress_free);
+}
+
+static void
+on_image_built (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Create *c = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        c->image = corral_image_build_finish (res, &error);
+        if (create_failed (task, error))
+                return;
+        CorralVmSpec spec = { .name = c->name,
+                              .memory_mib = c->memory_mib,
+                              .vcpus = c->vcpus,
+                              .kernel = c->image->kernel,
+                              .initrd = c->image->initrd,
+                              .cmdline = c->image->cmdline,
+                              .image_name = c->image->name,
+                              .manifest_sha256 = c->image->manifest_sha256,
+                              /* A per-VM overlay on it: the image's base is never written. */
+                              .disk = c->image->disk,
+                              .progress = on_upload_progress,
+                              .progress_data = task };
+        create_report (task, CORRAL_LAUNCH_STAGE_BOOT, -1.0, NULL);
+        corral_vm_manager_create_async (c->manager, &spec, g_task_get_cancellable (task),
+                                        on_vm_created, task);
+}
+
+static void
+on_image_progress (double fraction, const char *text, gpointer user_data)
+{
+        create_report (user_data, CORRAL_LAUNCH_STAGE_IMAGE, fraction, text);
+}
+
+void
+corral_task_create_async (CorralVmManager *manager,
+                          const CorralTaskSpec *spec,
+                          CorralLaunchProgressFunc progress,
+                          gpointer progress_data,
+                          GCancellable *cancellable,
+                          GAsyncReadyCallback callback,
+                          gpointer user_data)
+{
+        GTask *task;
+        Create *c;
+
+        g_return_if_fail (CORRAL_IS_VM_MANAGER (manager));
+        g_return_if_fail (spec != NULL && spec->name != NULL && spec->image != NULL);
+        g_return_if_fail (spec->shares != NULL || spec->n_shares == 0);
+
+        task = g_task_new (NULL, cancellable, callback, user_data);
+        g_task_set_source_tag (task, corral_task_create_async);
+        c = g_new0 (Create, 1);
+        c->manager = g_object_ref (manager);
+        c->name = g_strdup (spec->name);
+        c->image_name = g_strdup (spec->image);
+        c->memory_mib = spec->memory_mib;
+        c->vcpus = spec->vcpus;
+        c->shares = g_array_new (FALSE, FALSE, sizeof (CorralTaskShare));
+        c->folders = g_ptr_array_new_with_free_func (g_free);
+        for (gsize i = 0; i < spec->n_shares; i++) {
+                CorralTaskShare share = { g_strdup (spec->shares[i].folder), spec->shares[i].mode };
+
+                g_ptr_array_add (c->folders, (char *) share.folder);
+                g_array_append_val (c->shares, share);
+        }
+        c->policy = spec->policy ? corral_egress_policy_ref (spec->policy) : NULL;
+        c->progress = progress;
+        c->progress_data = progress_data;
+        g_task_set_task_data (task, c, (GDestroyNotify) create_free);
+        create_report (task, CORRAL_LAUNCH_STAGE_IMAGE, -1.0, NULL);
+        /* Reuses the cached image when nothing changed; its manifest is verified either way,
+         * so a tampered image is refused before anything boots. NULL: the agent from
+         * corral_paths_helper. */
+        corral_image_build_async (c->image_name, NULL, on_image_progress, task, cancellable,
+                                  on_image_built, task);
+}
+
+CorralVmInfo *
+corral_task_create_finish (GAsyncResult *result, GStrv *ret_names, GError **error)
+{
+        CorralVmInfo *info;
+
+        g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+        g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == corral_task_create_async,
+                              NULL);
+        info = g_task_propagate_pointer (G_TASK (result), error);
+        if (info && ret_names) {
+                Create *c = g_task_get_task_data (G_TASK (result));
+
+                *ret_names = g_steal_pointer (&c->names);
+        }
+        return info;
 }

@@ -1,8 +1,14 @@
-/* corral-task-start.h — the steps of starting a task that the desktop app and corralctl share,
- * so that the two cannot drift apart: the organisation's policy checked before anything is
- * built or booted, and a running VM's shares, file server and network proxy.
+/* corral-task-start.h — starting a task's workspace, one way for the desktop app (through
+ * CorralVmLauncher) and for `corralctl vm create`, so that the two cannot drift apart:
  *
- * Both functions block (files, child daemons): the app calls them from a worker thread.
+ *   1. corral_task_preflight: the organisation's policy and the folders, checked before
+ *      anything is built or booted;
+ *   2. corral_task_create_async: the image built or verified, the VM created, its shares,
+ *      file server and network proxy started (corral_task_start_services).
+ *
+ * The caller then connects to the guest agent and waits for the mounts (corral-shares.h).
+ * The synchronous functions block (files, child daemons): the app calls them from a worker
+ * thread.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -10,10 +16,21 @@
 
 #include <glib.h>
 
-#include "egress-policy.h"
+#include <gio/gio.h>
+
+#include "corral-launcher.h"
 #include "corral-share-mode.h"
+#include "corral-vm-manager.h"
+#include "egress-policy.h"
 
 G_BEGIN_DECLS
+
+#define CORRAL_TASK_ERROR (corral_task_error_quark ())
+GQuark corral_task_error_quark (void);
+
+typedef enum {
+        CORRAL_TASK_ERROR_FOLDER, /* a folder cannot be shared as asked; the message says why */
+} CorralTaskError;
 
 typedef struct {
         const char *folder; /* a host path */
@@ -23,6 +40,42 @@ typedef struct {
 /* The managed policy (fs_managed_policy_path()) can be read and is valid. A damaged one would
  * stop the file server after the boot; the error names the file and who can fix it. */
 gboolean corral_task_check_managed_policy (GError **error);
+
+/* Each folder can be shared as asked: it exists, is a folder, and the person (whose rights
+ * the file server has) can open it, and write in it for the modes that edit. The error
+ * (CORRAL_TASK_ERROR_FOLDER) names the folder and says what to do. */
+gboolean corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares, GError **error);
+
+/* Everything that can be known to fail before a build or a boot: the managed policy, then
+ * the folders. */
+gboolean corral_task_preflight (const CorralTaskShare *shares, gsize n_shares, GError **error);
+
+/* What a new workspace is made from. */
+typedef struct {
+        const char *name; /* the VM's name */
+        const char *image; /* "minimal", "standard" */
+        guint memory_mib;
+        guint vcpus;
+        const CorralTaskShare *shares;
+        gsize n_shares;
+        CorralEgressPolicy *policy; /* (nullable) the network policy; NULL keeps the default */
+} CorralTaskSpec;
+
+/* Builds (or reuses, verified) the image, creates and starts the VM on manager and starts
+ * its services with the spec's shares and policy; progress (nullable) hears of the image,
+ * boot and share stages on the caller's main context. Does not run corral_task_preflight:
+ * callers run it first, before they open libvirt. spec is copied. */
+void corral_task_create_async (CorralVmManager *manager,
+                               const CorralTaskSpec *spec,
+                               CorralLaunchProgressFunc progress,
+                               gpointer progress_data,
+                               GCancellable *cancellable,
+                               GAsyncReadyCallback callback,
+                               gpointer user_data);
+/* (transfer full) the VM, or NULL with error set. ret_names (nullable): each share's folder
+ * name under /workspace. A VM made before a later step failed is left for the caller to
+ * show or remove (its name is in the error's message only). */
+CorralVmInfo *corral_task_create_finish (GAsyncResult *result, GStrv *ret_names, GError **error);
 
 /* For the running VM in vm_dir: adds shares (n_shares of them), starts its file server, saves
  * policy as its network policy (NULL: keeps the one it has) and starts its network proxy. A

@@ -1,6 +1,7 @@
-/* corral-vm-launcher.c — starting a task's workspace: open libvirt, build or verify the image,
- * create the VM, share the folder, start the network daemon, connect to the guest agent, wait
- * until the guest has mounted the folder.
+/* corral-vm-launcher.c — starting a task's workspace: check the policy and the folder, open
+ * libvirt, then the start corralctl makes too (corral_task_create_async: the image, the VM, the
+ * folder, the network daemon), connect to the guest agent and wait until the guest has mounted
+ * the folder.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -8,8 +9,6 @@
 
 #include <glib/gi18n.h>
 
-#include "corral-egress-vm.h"
-#include "corral-image.h"
 #include "corral-shares.h"
 #include "corral-task-start.h"
 #include "corral-thread.h"
@@ -37,7 +36,6 @@ typedef struct {
         char *vm_name; /* reopening: the earlier task's VM */
         CorralLaunchProgressFunc progress;
         gpointer progress_data;
-        CorralImage *image;
         CorralLaunchResult *result;
 } Launch;
 
@@ -46,7 +44,6 @@ launch_free (Launch *l)
 {
         corral_task_config_free (l->config);
         g_free (l->vm_name);
-        corral_image_free (l->image);
         corral_launch_result_free (l->result);
         g_free (l);
 }
@@ -113,43 +110,30 @@ on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
                               on_mounted, task);
 }
 
-/* Worker thread: the folder, the network policy, and the two per-VM daemons (as corralctl
- * starts them: app/task). */
-static gpointer
-share_folder (gpointer data, GCancellable *cancellable, GError **error)
-{
-        Launch *l = data;
-        g_autoptr (CorralEgressPolicy) policy = NULL;
-        CorralEgressPreset preset = CORRAL_EGRESS_PRESET_NONE;
-        const CorralTaskShare share = { l->config->folder, l->config->mode };
-
-        corral_egress_preset_from_string (l->config->network_preset, &preset);
-        policy = corral_egress_policy_new (preset);
-        for (guint i = 0; l->config->network_allow && l->config->network_allow[i]; i++)
-                if (!corral_egress_policy_add_rule (policy, TRUE, l->config->network_allow[i],
-                                                    error))
-                        return NULL;
-        if (!corral_task_start_services (l->result->vm_dir, &share, 1, policy, NULL, error))
-                return NULL;
-        return GINT_TO_POINTER (TRUE);
-}
-
 static void
-on_shared (GObject *source, GAsyncResult *res, gpointer user_data)
+connect_agent (GTask *task)
 {
-        GTask *task = user_data;
         CorralVmLauncher *self = g_task_get_source_object (task);
         Launch *l = g_task_get_task_data (task);
-        GError *error = NULL;
 
-        corral_run_in_thread_finish (res, &error);
-        if (fail_if (task, error))
-                return;
         report (task, CORRAL_LAUNCH_STAGE_CONNECT, -1.0, NULL);
         l->result->agent_client = G_OBJECT (corral_agent_client_new ());
         corral_vm_manager_connect_agent_async (
                 self->manager, l->result->vm_name, CORRAL_AGENT_CLIENT (l->result->agent_client),
                 CONNECT_TIMEOUT_MS, g_task_get_cancellable (task), on_connected, task);
+}
+
+/* After the daemons of a reopened workspace started. */
+static void
+on_shared (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        GError *error = NULL;
+
+        corral_run_in_thread_finish (res, &error);
+        if (fail_if (task, error))
+                return;
+        connect_agent (task);
 }
 
 static void
@@ -158,8 +142,7 @@ on_created (GObject *source, GAsyncResult *res, gpointer user_data)
         GTask *task = user_data;
         Launch *l = g_task_get_task_data (task);
         GError *error = NULL;
-        g_autoptr (CorralVmInfo) info =
-                corral_vm_manager_create_finish (CORRAL_VM_MANAGER (source), res, &error);
+        g_autoptr (CorralVmInfo) info = corral_task_create_finish (res, NULL, &error);
 
         if (fail_if (task, error))
                 return;
@@ -167,51 +150,16 @@ on_created (GObject *source, GAsyncResult *res, gpointer user_data)
         l->result->vm_name = g_strdup (info->name);
         l->result->vm_dir = g_strdup (info->vm_dir);
         l->result->accel = g_strdup (info->accel);
-        report (task, CORRAL_LAUNCH_STAGE_SHARE, -1.0, NULL);
-        corral_run_in_thread (share_folder, l, NULL, NULL, g_task_get_cancellable (task), on_shared,
-                              task);
-}
-
-typedef struct {
-        GTask *task;
-        double fraction;
-        char *text;
-} UploadProgress;
-
-static gboolean
-upload_progress_report (gpointer data)
-{
-        UploadProgress *u = data;
-
-        report (u->task, CORRAL_LAUNCH_STAGE_BOOT, u->fraction, u->text);
-        return G_SOURCE_REMOVE;
+        connect_agent (task);
 }
 
 static void
-upload_progress_free (gpointer data)
+on_create_progress (CorralLaunchStage stage, double fraction, const char *detail, gpointer data)
 {
-        UploadProgress *u = data;
-
-        g_object_unref (u->task);
-        g_free (u->text);
-        g_free (u);
+        report (data, stage, fraction, detail);
 }
 
-/* The image going to a remote libvirt host (once per image), from the manager's worker thread:
- * shown on the task's own main context. */
-static void
-on_upload_progress (double fraction, const char *text, gpointer user_data)
-{
-        GTask *task = user_data;
-        UploadProgress *u = g_new0 (UploadProgress, 1);
-
-        u->task = g_object_ref (task);
-        u->fraction = fraction;
-        u->text = g_strdup (text);
-        g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT,
-                                    upload_progress_report, u, upload_progress_free);
-}
-
+/* The same start as `corralctl vm create` (corral-task-start.h), from what the person chose. */
 static void
 create_vm (GTask *task)
 {
@@ -221,51 +169,27 @@ create_vm (GTask *task)
         /* A removed workspace made again keeps its name: the task record is keyed by it. */
         g_autofree char *name =
                 l->vm_name ? g_strdup (l->vm_name) : g_date_time_format (now, "task-%Y%m%d-%H%M%S");
-        CorralVmSpec spec = { .name = name,
-                              .memory_mib = l->config->memory_mib,
-                              .vcpus = l->config->vcpus,
-                              .kernel = l->image->kernel,
-                              .initrd = l->image->initrd,
-                              .cmdline = l->image->cmdline,
-                              .image_name = l->image->name,
-                              .manifest_sha256 = l->image->manifest_sha256,
-                              .disk = l->image->disk,
-                              .progress = on_upload_progress,
-                              .progress_data = task };
-
-        report (task, CORRAL_LAUNCH_STAGE_BOOT, -1.0, NULL);
-        corral_vm_manager_create_async (self->manager, &spec, g_task_get_cancellable (task),
-                                        on_created, task);
-}
-
-static void
-on_image_progress (double fraction, const char *text, gpointer user_data)
-{
-        report (user_data, CORRAL_LAUNCH_STAGE_IMAGE, fraction, text);
-}
-
-static void
-on_image (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        GTask *task = user_data;
-        Launch *l = g_task_get_task_data (task);
+        g_autoptr (CorralEgressPolicy) policy = NULL;
+        CorralEgressPreset preset = CORRAL_EGRESS_PRESET_NONE;
         GError *error = NULL;
+        const CorralTaskShare share = { l->config->folder, l->config->mode };
 
-        l->image = corral_image_build_finish (res, &error);
-        if (fail_if (task, error))
-                return;
-        create_vm (task);
-}
-
-static void
-build_image (GTask *task)
-{
-        Launch *l = g_task_get_task_data (task);
-
-        report (task, CORRAL_LAUNCH_STAGE_IMAGE, -1.0, NULL);
-        /* Reuses the cached image when nothing changed; its manifest is verified either way. */
-        corral_image_build_async (l->config->image, NULL, on_image_progress, task,
-                                  g_task_get_cancellable (task), on_image, task);
+        corral_egress_preset_from_string (l->config->network_preset, &preset);
+        policy = corral_egress_policy_new (preset);
+        for (guint i = 0; l->config->network_allow && l->config->network_allow[i]; i++)
+                if (!corral_egress_policy_add_rule (policy, TRUE, l->config->network_allow[i],
+                                                    &error) &&
+                    fail_if (task, error))
+                        return;
+        const CorralTaskSpec spec = { .name = name,
+                                      .image = l->config->image,
+                                      .memory_mib = l->config->memory_mib,
+                                      .vcpus = l->config->vcpus,
+                                      .shares = &share,
+                                      .n_shares = 1,
+                                      .policy = policy };
+        corral_task_create_async (self->manager, &spec, on_create_progress, task,
+                                  g_task_get_cancellable (task), on_created, task);
 }
 
 static void
@@ -280,7 +204,7 @@ on_opened (GObject *source, GAsyncResult *res, gpointer user_data)
                 return;
         g_set_object (&self->manager, manager);
         g_object_unref (manager);
-        build_image (task);
+        create_vm (task);
 }
 
 static void
@@ -304,23 +228,26 @@ on_opened_for_start (GObject *source, GAsyncResult *res, gpointer user_data)
 
         if (!res) {
                 g_object_unref (self->manager);
-                build_image (task);
+                create_vm (task);
                 return;
         }
         on_opened (source, res, task);
 }
 
-/* Worker thread: the organisation's policy, read before anything is built or booted. A damaged
- * one stops the file server from starting; finding that out after a boot would only make the
- * person wait for the same error. */
+/* Worker thread: the organisation's policy and the folder, checked before anything is built or
+ * booted (corral_task_preflight). A damaged policy or a folder the person cannot open would
+ * stop the task after the boot; finding that out then would only make the person wait. */
 static gpointer
-check_managed_policy (gpointer data, GCancellable *cancellable, GError **error)
+preflight (gpointer data, GCancellable *cancellable, GError **error)
 {
-        return corral_task_check_managed_policy (error) ? GINT_TO_POINTER (TRUE) : NULL;
+        Launch *l = data;
+        const CorralTaskShare share = { l->config->folder, l->config->mode };
+
+        return corral_task_preflight (&share, 1, error) ? GINT_TO_POINTER (TRUE) : NULL;
 }
 
 static void
-on_policy_checked (GObject *source, GAsyncResult *res, gpointer user_data)
+on_preflight (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         GTask *task = user_data;
         GError *error = NULL;
@@ -348,8 +275,7 @@ vm_start_async (CorralLauncher *launcher,
         l->progress_data = progress_data;
         g_task_set_task_data (task, l, (GDestroyNotify) launch_free);
         report (task, CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL);
-        corral_run_in_thread (check_managed_policy, l, NULL, NULL, cancellable, on_policy_checked,
-                              task);
+        corral_run_in_thread (preflight, l, NULL, NULL, cancellable, on_preflight, task);
 }
 
 static CorralLaunchResult *
@@ -508,6 +434,18 @@ on_running (GObject *source, GAsyncResult *res, gpointer user_data)
 }
 
 static void
+on_recreate_checked (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        GError *error = NULL;
+
+        corral_run_in_thread_finish (res, &error);
+        if (fail_if (task, error))
+                return;
+        create_vm (task);
+}
+
+static void
 on_looked_up (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         GTask *task = user_data;
@@ -522,7 +460,8 @@ on_looked_up (GObject *source, GAsyncResult *res, gpointer user_data)
                 g_clear_error (&error);
                 report (task, CORRAL_LAUNCH_STAGE_PREPARE, -1.0,
                         _ ("Its workspace was removed; setting up a new one"));
-                build_image (task);
+                corral_run_in_thread (preflight, l, NULL, NULL, g_task_get_cancellable (task),
+                                      on_recreate_checked, task);
                 return;
         }
         if (fail_if (task, error))
