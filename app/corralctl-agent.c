@@ -436,7 +436,12 @@ run_task (Agent *a, const char *task)
                 status = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
                                  ? EXIT_INTERRUPTED
                                  : EXIT_CTL;
-                if (status == EXIT_CTL)
+                if (g_error_matches (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_AUTH))
+                        g_printerr (_ ("corralctl: %s Set ANTHROPIC_API_KEY / OPENAI_API_KEY, or "
+                                       "store the key as the secret “anthropic” / “openai” "
+                                       "(corralctl secret set).\n"),
+                                    error->message);
+                else if (status == EXIT_CTL)
                         g_printerr ("corralctl: %s\n", error->message);
         } else {
                 status = result->stop == CORRAL_AGENT_STOP_DONE ? EXIT_SUCCESS : EXIT_STOPPED;

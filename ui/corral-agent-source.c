@@ -163,10 +163,16 @@ task_done (GObject *object, GAsyncResult *result, gpointer user_data)
         g_autoptr (CorralAgentTaskResult) res = corral_agent_session_run_task_finish (
                 CORRAL_AGENT_SESSION (object), result, &error);
         const char *message = NULL;
+        g_autofree char *with_hint = NULL;
 
         g_clear_object (&self->cancellable);
         if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
                 message = _ ("Stopped.");
+        else if (g_error_matches (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_AUTH))
+                /* What to do, in the app's words: the provider layer cannot know them. */
+                message = with_hint = g_strdup_printf (
+                        _ ("%s Check the model’s key in Preferences, on the Credentials page."),
+                        error->message);
         else if (error)
                 message = error->message;
         else if (res->stop == CORRAL_AGENT_STOP_STEP_LIMIT)

@@ -12,12 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *
-key_variable (CorralLlmProviderKind kind)
-{
-        return kind == CORRAL_LLM_PROVIDER_ANTHROPIC ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
-}
-
 /* Both APIs put {"error": {"type": ..., "message": ...}} in an error body. */
 static void
 parse_error_body (const char *body, gsize len, char **ret_type, char **ret_message)
@@ -46,12 +40,11 @@ corral_llm_http_error (CorralLlmProviderKind kind,
 
         parse_error_body (body, body_len, &type, &raw);
         message = corral_llm_clean_server_message (raw ? raw : "", api_key);
-        /* The server's words are left out here: some echo part of the key back. */
+        /* The server's words are left out here: some echo part of the key back. Where the key
+         * is changed is the caller's to say (the app's Preferences, corralctl's secret). */
         if (status == 401 || status == 403)
                 return g_error_new (CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_AUTH,
-                                    _ ("The API key was refused (HTTP %u). Check the key stored "
-                                       "with “corralctl secret” or in %s."),
-                                    status, key_variable (kind));
+                                    _ ("The API key was refused (HTTP %u)."), status);
         if (status == 529 ||
             corral_llm_error_code_for_type (type, -1) == CORRAL_LLM_ERROR_OVERLOADED)
                 return g_error_new (CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_OVERLOADED,

@@ -865,6 +865,55 @@ test_corralctl_local (void)
         g_subprocess_wait (llm, NULL, NULL);
 }
 
+/* A key the provider refuses: corralctl says where its keys come from (the provider layer
+ * cannot: the app says Preferences), and never echoes the key. */
+static void
+test_corralctl_key_refused (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *script_path = fix_path (fix, "script.json");
+        g_autofree char *vm_dir = make_vm_dir (fix);
+        g_autofree char *url = NULL, *corralctl = build_path ("app/corralctl");
+        g_autoptr (cJSON) script = cJSON_CreateObject ();
+        cJSON *replies = cJSON_AddArrayToObject (script, "replies");
+        g_autoptr (GSubprocess) llm = NULL;
+        g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (
+                G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+        g_autoptr (GSubprocess) ctl = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autofree char *out = NULL, *err = NULL, *text = NULL;
+        guint port;
+
+        cJSON_AddItemToArray (replies, corral_fake_llm_error_reply (401, "authentication_error",
+                                                                    "invalid x-api-key "
+                                                                    "sk-refused-key",
+                                                                    NULL));
+        text = cJSON_PrintUnformatted (script);
+        g_assert_true (g_file_set_contents (script_path, text, -1, NULL));
+        llm = start_fake_llm (script_path, &port);
+        url = g_strdup_printf ("http://127.0.0.1:%u", port);
+        g_subprocess_launcher_setenv (launcher, "ANTHROPIC_BASE_URL", url, TRUE);
+        g_subprocess_launcher_setenv (launcher, "ANTHROPIC_API_KEY", "sk-refused-key", TRUE);
+        g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
+        g_subprocess_launcher_set_stdin_file_path (launcher, "/dev/null");
+        ctl = g_subprocess_launcher_spawn (launcher, &error, corralctl, "agent", "--local",
+                                           "--vm-dir", vm_dir, "do the thing", NULL);
+        g_assert_no_error (error);
+        g_subprocess_communicate_utf8 (ctl, NULL, NULL, &out, &err, &error);
+        g_assert_no_error (error);
+        g_test_message ("stdout:\n%s\nstderr:\n%s", out, err);
+        g_assert_cmpint (g_subprocess_get_exit_status (ctl), ==, 125);
+        g_assert_nonnull (
+                strstr (err, "The API key was refused (HTTP 401). Set ANTHROPIC_API_KEY"));
+        g_assert_nonnull (strstr (err, "“anthropic”"));
+        /* Preferences are the app's: not a word about them here. */
+        g_assert_null (strstr (err, "Preferences"));
+        g_assert_null (strstr (err, "sk-refused-key"));
+        g_assert_null (strstr (out, "sk-refused-key"));
+        g_subprocess_send_signal (llm, SIGTERM);
+        g_subprocess_wait (llm, NULL, NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -895,5 +944,6 @@ main (int argc, char **argv)
         g_test_add_func ("/agent-loop/sandbox/resume", test_resume);
         g_test_add_func ("/agent-loop/sandbox/mcp-tool", test_mcp_tool);
         g_test_add_func ("/agent-loop/sandbox/corralctl-local", test_corralctl_local);
+        g_test_add_func ("/agent-loop/sandbox/corralctl-key-refused", test_corralctl_key_refused);
         return g_test_run ();
 }
