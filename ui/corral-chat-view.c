@@ -479,98 +479,6 @@ on_send (CorralChatView *self)
         corral_chat_view_send (self, text);
 }
 
-static GtkWidget *
-build_entry_bar (CorralChatView *self)
-{
-        GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
-
-        gtk_widget_add_css_class (bar, "chat-entry-box");
-        self->entry = gtk_entry_new ();
-        gtk_entry_set_placeholder_text (GTK_ENTRY (self->entry), _ ("Ask Corral to do something…"));
-        gtk_widget_set_hexpand (self->entry, TRUE);
-        corral_ui_set_accessible_label (self->entry, _ ("Message to the assistant"));
-        g_signal_connect_swapped (self->entry, "activate", G_CALLBACK (on_send), self);
-
-        self->busy_spinner = gtk_spinner_new ();
-        corral_ui_set_accessible_label (self->busy_spinner, _ ("The assistant is working"));
-        gtk_widget_set_visible (self->busy_spinner, FALSE);
-
-        self->send_button = gtk_button_new_from_icon_name ("go-up-symbolic");
-        gtk_widget_add_css_class (self->send_button, "suggested-action");
-        gtk_widget_add_css_class (self->send_button, "circular");
-        corral_ui_set_accessible_label (self->send_button, _ ("Send"));
-        g_signal_connect_swapped (self->send_button, "clicked", G_CALLBACK (on_send), self);
-
-        self->stop_button = gtk_button_new_from_icon_name ("media-playback-stop-symbolic");
-        gtk_widget_add_css_class (self->stop_button, "destructive-action");
-        gtk_widget_add_css_class (self->stop_button, "circular");
-        corral_ui_set_accessible_label (self->stop_button, _ ("Stop"));
-        gtk_widget_set_visible (self->stop_button, FALSE);
-        g_signal_connect_swapped (self->stop_button, "clicked", G_CALLBACK (corral_chat_view_stop),
-                                  self);
-
-        gtk_box_append (GTK_BOX (bar), self->entry);
-        gtk_box_append (GTK_BOX (bar), self->busy_spinner);
-        gtk_box_append (GTK_BOX (bar), self->send_button);
-        gtk_box_append (GTK_BOX (bar), self->stop_button);
-        return bar;
-}
-
-static GtkWidget *
-build_status (const char *icon, const char *title, const char *description)
-{
-        GtkWidget *page = adw_status_page_new ();
-
-        adw_status_page_set_icon_name (ADW_STATUS_PAGE (page), icon);
-        adw_status_page_set_title (ADW_STATUS_PAGE (page), title);
-        adw_status_page_set_description (ADW_STATUS_PAGE (page), description);
-        gtk_widget_add_css_class (page, "compact");
-        return page;
-}
-
-static GtkWidget *
-build_content (CorralChatView *self)
-{
-        GtkWidget *clamp = adw_clamp_new ();
-        GtkAdjustment *adj;
-
-        self->content_stack = gtk_stack_new ();
-        gtk_widget_set_vexpand (self->content_stack, TRUE);
-        gtk_stack_add_named (GTK_STACK (self->content_stack),
-                             build_status ("org.corral.Corral-symbolic",
-                                           _ ("What Should Corral Do?"),
-                                           _ ("For example: “Summarise the reports in this "
-                                              "folder” or “Rename the photos by date”.")),
-                             "empty");
-        gtk_stack_add_named (GTK_STACK (self->content_stack),
-                             build_status ("network-offline-symbolic",
-                                           _ ("The Assistant Is Not Connected Yet"),
-                                           _ ("This version of Corral prepares the workspace "
-                                              "and your folder, but cannot talk to a model "
-                                              "yet.")),
-                             "disconnected");
-
-        self->transcript = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
-        gtk_widget_set_margin_top (self->transcript, 18);
-        gtk_widget_set_margin_bottom (self->transcript, 18);
-        gtk_widget_set_margin_start (self->transcript, 12);
-        gtk_widget_set_margin_end (self->transcript, 12);
-        gtk_accessible_update_property (GTK_ACCESSIBLE (self->transcript),
-                                        GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Conversation"), -1);
-        adw_clamp_set_maximum_size (ADW_CLAMP (clamp), 760);
-        adw_clamp_set_child (ADW_CLAMP (clamp), self->transcript);
-        self->scroller = gtk_scrolled_window_new ();
-        gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroller), GTK_POLICY_NEVER,
-                                        GTK_POLICY_AUTOMATIC);
-        gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), clamp);
-        adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (self->scroller));
-        g_signal_connect (adj, "changed", G_CALLBACK (on_scroll_range_changed), self);
-        g_signal_connect (adj, "value-changed", G_CALLBACK (on_scrolled), self);
-        gtk_stack_add_named (GTK_STACK (self->content_stack), self->scroller, "transcript");
-        gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack), "disconnected");
-        return self->content_stack;
-}
-
 static void
 corral_chat_view_dispose (GObject *object)
 {
@@ -587,8 +495,8 @@ corral_chat_view_dispose (GObject *object)
                 g_signal_group_set_target (self->signals, NULL);
         g_clear_object (&self->signals);
         g_clear_object (&self->source);
-        g_clear_pointer (&self->toolbar_box, gtk_widget_unparent);
         g_clear_pointer (&self->cards, g_hash_table_unref);
+        gtk_widget_dispose_template (GTK_WIDGET (self), CORRAL_TYPE_CHAT_VIEW);
         G_OBJECT_CLASS (corral_chat_view_parent_class)->dispose (object);
 }
 
@@ -610,18 +518,34 @@ corral_chat_view_class_init (CorralChatViewClass *klass)
         G_OBJECT_CLASS (klass)->finalize = corral_chat_view_finalize;
         gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
         gtk_widget_class_set_css_name (widget_class, "chatview");
+        gtk_widget_class_set_template_from_resource (widget_class,
+                                                     "/org/corral/Corral/ui/corral-chat-view.ui");
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, toolbar_box);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, content_stack);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, scroller);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, transcript);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, entry);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, busy_spinner);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, send_button);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, stop_button);
+        gtk_widget_class_bind_template_callback (widget_class, on_send);
+        gtk_widget_class_bind_template_callback (widget_class, corral_chat_view_stop);
 }
 
 static void
 corral_chat_view_init (CorralChatView *self)
 {
+        GtkAdjustment *adj;
+
         self->reply = g_string_new (NULL);
         self->cards = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
         g_queue_init (&self->approvals);
-        self->toolbar_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-        gtk_box_append (GTK_BOX (self->toolbar_box), build_content (self));
-        gtk_box_append (GTK_BOX (self->toolbar_box), build_entry_bar (self));
-        gtk_widget_set_parent (self->toolbar_box, GTK_WIDGET (self));
+        gtk_widget_init_template (GTK_WIDGET (self));
+        adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (self->scroller));
+        g_signal_connect (adj, "changed", G_CALLBACK (on_scroll_range_changed), self);
+        g_signal_connect (adj, "value-changed", G_CALLBACK (on_scrolled), self);
+        /* Until a source is set (the template's stack would show its first page). */
+        gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack), "disconnected");
         set_busy (self, FALSE);
 
         self->signals = g_signal_group_new (CORRAL_TYPE_CHAT_SOURCE);
