@@ -27,6 +27,7 @@ struct _CorralFirstRun {
         char *folder;
         GtkWidget *folder_row;
         GtkWidget *folder_warning; /* a row: what sharing the home folder or "/" means */
+        GtkWidget *mode_group;
         GtkWidget *mode_checks[3]; /* by FsMode */
         GtkWidget *start_button;
         GtkWidget *choose_button;
@@ -39,54 +40,12 @@ G_DEFINE_FINAL_TYPE (CorralFirstRun, corral_first_run, GTK_TYPE_WIDGET)
 enum { SIGNAL_START, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-static GtkWidget *
-pill_button (const char *label, gboolean suggested)
-{
-        GtkWidget *button = gtk_button_new_with_mnemonic (label);
-
-        gtk_widget_add_css_class (button, "pill");
-        if (suggested)
-                gtk_widget_add_css_class (button, "suggested-action");
-        gtk_widget_set_halign (button, GTK_ALIGN_CENTER);
-        return button;
-}
-
-static GtkWidget *
-step_page (const char *icon, const char *title, const char *description, GtkWidget *child)
-{
-        GtkWidget *page = adw_status_page_new ();
-        GtkWidget *clamp = adw_clamp_new ();
-
-        adw_status_page_set_icon_name (ADW_STATUS_PAGE (page), icon);
-        adw_status_page_set_title (ADW_STATUS_PAGE (page), title);
-        adw_status_page_set_description (ADW_STATUS_PAGE (page), description);
-        adw_clamp_set_maximum_size (ADW_CLAMP (clamp), 520);
-        adw_clamp_set_child (ADW_CLAMP (clamp), child);
-        adw_status_page_set_child (ADW_STATUS_PAGE (page), clamp);
-        return page;
-}
-
 /* Welcome ------------------------------------------------------------------------------------- */
 
 static void
 on_welcome_clicked (CorralFirstRun *self)
 {
         corral_first_run_show_step (self, "provider");
-}
-
-static GtkWidget *
-build_welcome (CorralFirstRun *self)
-{
-        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
-        GtkWidget *button = pill_button (_ ("_Get Started"), TRUE);
-
-        self->welcome_button = button;
-        g_signal_connect_swapped (button, "clicked", G_CALLBACK (on_welcome_clicked), self);
-        gtk_box_append (GTK_BOX (box), button);
-        return step_page ("org.corral.Corral", _ ("Welcome to Corral"),
-                          _ ("Corral lets an AI assistant work on one folder you choose, inside "
-                             "a safe workspace that cannot reach the rest of your computer."),
-                          box);
 }
 
 /* Provider ------------------------------------------------------------------------------------ */
@@ -205,80 +164,6 @@ on_provider_activated (CorralFirstRun *self)
                 on_provider_continue (self);
 }
 
-static GtkWidget *
-radio_row (const char *title, const char *subtitle, GtkWidget **ret_check, GtkWidget *group)
-{
-        GtkWidget *row = adw_action_row_new ();
-        GtkWidget *check = gtk_check_button_new ();
-
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-        if (subtitle)
-                adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-        if (group)
-                gtk_check_button_set_group (GTK_CHECK_BUTTON (check), GTK_CHECK_BUTTON (group));
-        gtk_widget_set_valign (check, GTK_ALIGN_CENTER);
-        corral_ui_set_accessible_label (check, title);
-        adw_action_row_add_prefix (ADW_ACTION_ROW (row), check);
-        adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), check);
-        *ret_check = check;
-        return row;
-}
-
-static GtkWidget *
-build_provider (CorralFirstRun *self)
-{
-        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 18);
-        GtkWidget *list = gtk_list_box_new ();
-        GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-
-        gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
-        gtk_widget_add_css_class (list, "boxed-list");
-        gtk_list_box_append (GTK_LIST_BOX (list),
-                             radio_row (_ ("Anthropic"), _ ("Claude models, with an API key"),
-                                        &self->anthropic_check, NULL));
-        gtk_list_box_append (GTK_LIST_BOX (list),
-                             radio_row (_ ("OpenAI or Compatible Server"),
-                                        _ ("OpenAI, or a local server such as Ollama"),
-                                        &self->openai_check, self->anthropic_check));
-        self->base_url_row = adw_entry_row_new ();
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->base_url_row),
-                                       _ ("Server Address (optional)"));
-        gtk_list_box_append (GTK_LIST_BOX (list), self->base_url_row);
-        self->key_row = adw_password_entry_row_new ();
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->key_row), _ ("API Key"));
-        gtk_list_box_append (GTK_LIST_BOX (list), self->key_row);
-        g_signal_connect_swapped (self->openai_check, "toggled", G_CALLBACK (on_provider_toggled),
-                                  self);
-        /* Enter in either field does what Continue does. */
-        g_signal_connect_swapped (self->key_row, "entry-activated",
-                                  G_CALLBACK (on_provider_activated), self);
-        g_signal_connect_swapped (self->base_url_row, "entry-activated",
-                                  G_CALLBACK (on_provider_activated), self);
-
-        self->provider_error = gtk_label_new (NULL);
-        gtk_label_set_wrap (GTK_LABEL (self->provider_error), TRUE);
-        gtk_widget_add_css_class (self->provider_error, "error");
-        gtk_widget_set_visible (self->provider_error, FALSE);
-
-        self->provider_continue = pill_button (_ ("_Continue"), TRUE);
-        g_signal_connect_swapped (self->provider_continue, "clicked",
-                                  G_CALLBACK (on_provider_continue), self);
-        self->provider_spinner = gtk_spinner_new ();
-        corral_ui_set_accessible_label (self->provider_spinner, _ ("Saving the key"));
-        gtk_widget_set_visible (self->provider_spinner, FALSE);
-        gtk_widget_set_halign (buttons, GTK_ALIGN_CENTER);
-        gtk_box_append (GTK_BOX (buttons), self->provider_continue);
-        gtk_box_append (GTK_BOX (buttons), self->provider_spinner);
-
-        gtk_box_append (GTK_BOX (box), list);
-        gtk_box_append (GTK_BOX (box), self->provider_error);
-        gtk_box_append (GTK_BOX (box), buttons);
-        return step_page ("dialog-password-symbolic", _ ("Connect a Model"),
-                          _ ("The key is kept in your keychain. Corral never shows it again and "
-                             "the workspace never sees it."),
-                          box);
-}
-
 /* Folder -------------------------------------------------------------------------------------- */
 
 static void
@@ -333,6 +218,26 @@ on_choose_folder (CorralFirstRun *self)
         gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
 }
 
+/* One answer to "What may the assistant do?", as fs_mode_describe () says it. */
+static GtkWidget *
+radio_row (const char *title, const char *subtitle, GtkWidget **ret_check, GtkWidget *group)
+{
+        GtkWidget *row = adw_action_row_new ();
+        GtkWidget *check = gtk_check_button_new ();
+
+        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+        if (subtitle)
+                adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+        if (group)
+                gtk_check_button_set_group (GTK_CHECK_BUTTON (check), GTK_CHECK_BUTTON (group));
+        gtk_widget_set_valign (check, GTK_ALIGN_CENTER);
+        corral_ui_set_accessible_label (check, title);
+        adw_action_row_add_prefix (ADW_ACTION_ROW (row), check);
+        adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), check);
+        *ret_check = check;
+        return row;
+}
+
 static void
 on_start (CorralFirstRun *self)
 {
@@ -345,58 +250,17 @@ on_start (CorralFirstRun *self)
         g_signal_emit (self, signals[SIGNAL_START], 0);
 }
 
-static GtkWidget *
-build_folder (CorralFirstRun *self)
+static void
+add_mode_rows (CorralFirstRun *self)
 {
-        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 18);
-        GtkWidget *folder_list = gtk_list_box_new ();
-        GtkWidget *mode_group = adw_preferences_group_new ();
-        GtkWidget *choose = gtk_button_new_with_mnemonic (_ ("_Choose…"));
         static const FsMode modes[] = { FS_MODE_RO, FS_MODE_RW, FS_MODE_RW_NODELETE };
 
-        self->choose_button = choose;
-
-        gtk_list_box_set_selection_mode (GTK_LIST_BOX (folder_list), GTK_SELECTION_NONE);
-        gtk_widget_add_css_class (folder_list, "boxed-list");
-        self->folder_row = adw_action_row_new ();
-        /* The subtitle is a folder's path: plain text, never markup. */
-        adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (self->folder_row), FALSE);
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->folder_row), _ ("Folder"));
-        adw_action_row_set_subtitle (ADW_ACTION_ROW (self->folder_row), _ ("None chosen yet"));
-        adw_action_row_add_prefix (ADW_ACTION_ROW (self->folder_row),
-                                   gtk_image_new_from_icon_name ("folder-symbolic"));
-        gtk_widget_set_valign (choose, GTK_ALIGN_CENTER);
-        corral_ui_set_accessible_label (choose, _ ("Choose a folder to share"));
-        g_signal_connect_swapped (choose, "clicked", G_CALLBACK (on_choose_folder), self);
-        adw_action_row_add_suffix (ADW_ACTION_ROW (self->folder_row), choose);
-        adw_action_row_set_activatable_widget (ADW_ACTION_ROW (self->folder_row), choose);
-        gtk_list_box_append (GTK_LIST_BOX (folder_list), self->folder_row);
-
-        adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (mode_group),
-                                         _ ("What May the Assistant Do?"));
         for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
-                adw_preferences_group_add (ADW_PREFERENCES_GROUP (mode_group),
+                adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->mode_group),
                                            radio_row (fs_mode_describe (modes[i]),
                                                       fs_mode_explain (modes[i]),
                                                       &self->mode_checks[modes[i]],
                                                       i ? self->mode_checks[modes[0]] : NULL));
-
-        self->start_button = pill_button (_ ("_Start"), TRUE);
-        corral_ui_set_accessible_label (self->start_button, _ ("Start the task"));
-        g_signal_connect_swapped (self->start_button, "clicked", G_CALLBACK (on_start), self);
-
-        /* Below the folder, in the same list: what sharing it means, when it is a lot. */
-        self->folder_warning = gtk_list_box_row_new ();
-        gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (self->folder_warning), FALSE);
-        gtk_widget_set_visible (self->folder_warning, FALSE);
-        gtk_list_box_append (GTK_LIST_BOX (folder_list), self->folder_warning);
-        gtk_box_append (GTK_BOX (box), folder_list);
-        gtk_box_append (GTK_BOX (box), mode_group);
-        gtk_box_append (GTK_BOX (box), self->start_button);
-        return step_page ("folder-symbolic", _ ("Choose a Folder"),
-                          _ ("The assistant sees only this folder, and only in the way you "
-                             "allow."),
-                          box);
 }
 
 /* The widget ---------------------------------------------------------------------------------- */
@@ -429,9 +293,9 @@ corral_first_run_dispose (GObject *object)
         if (self->chooser)
                 gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
         g_clear_object (&self->chooser);
-        g_clear_pointer (&self->stack, gtk_widget_unparent);
         g_clear_object (&self->settings);
         g_clear_pointer (&self->folder, g_free);
+        gtk_widget_dispose_template (GTK_WIDGET (object), CORRAL_TYPE_FIRST_RUN);
         G_OBJECT_CLASS (corral_first_run_parent_class)->dispose (object);
 }
 
@@ -444,19 +308,37 @@ corral_first_run_class_init (CorralFirstRunClass *klass)
         gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
         signals[SIGNAL_START] = g_signal_new ("start", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                               0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+
+        gtk_widget_class_set_template_from_resource (widget_class,
+                                                     "/org/corral/Corral/ui/corral-first-run.ui");
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, stack);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, welcome_button);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, anthropic_check);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, openai_check);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, base_url_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, key_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, provider_error);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, provider_continue);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, provider_spinner);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, folder_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, choose_button);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, folder_warning);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, mode_group);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, start_button);
+        gtk_widget_class_bind_template_callback (widget_class, on_welcome_clicked);
+        gtk_widget_class_bind_template_callback (widget_class, on_provider_toggled);
+        gtk_widget_class_bind_template_callback (widget_class, on_provider_activated);
+        gtk_widget_class_bind_template_callback (widget_class, on_provider_continue);
+        gtk_widget_class_bind_template_callback (widget_class, on_choose_folder);
+        gtk_widget_class_bind_template_callback (widget_class, on_start);
 }
 
 static void
 corral_first_run_init (CorralFirstRun *self)
 {
         self->cancellable = g_cancellable_new ();
-        self->stack = gtk_stack_new ();
-        gtk_stack_set_transition_type (GTK_STACK (self->stack),
-                                       GTK_STACK_TRANSITION_TYPE_SLIDE_LEFT_RIGHT);
-        gtk_stack_add_named (GTK_STACK (self->stack), build_welcome (self), "welcome");
-        gtk_stack_add_named (GTK_STACK (self->stack), build_provider (self), "provider");
-        gtk_stack_add_named (GTK_STACK (self->stack), build_folder (self), "folder");
-        gtk_widget_set_parent (self->stack, GTK_WIDGET (self));
+        gtk_widget_init_template (GTK_WIDGET (self));
+        add_mode_rows (self);
         g_signal_connect (self, "map", G_CALLBACK (focus_step), NULL);
 }
 
@@ -464,12 +346,25 @@ GtkWidget *
 corral_first_run_new (GSettings *settings)
 {
         CorralFirstRun *self = g_object_new (CORRAL_TYPE_FIRST_RUN, NULL);
+
+        corral_first_run_set_settings (self, settings);
+        return GTK_WIDGET (self);
+}
+
+void
+corral_first_run_set_settings (CorralFirstRun *self, GSettings *settings)
+{
         g_autofree char *last = NULL;
         FsMode mode = FS_MODE_RW_NODELETE;
         g_autofree char *mode_s = NULL;
-        g_autofree char *provider = g_settings_get_string (settings, "provider");
+        g_autofree char *provider = NULL;
+
+        g_return_if_fail (CORRAL_IS_FIRST_RUN (self));
+        g_return_if_fail (G_IS_SETTINGS (settings));
+        g_return_if_fail (self->settings == NULL);
 
         self->settings = g_object_ref (settings);
+        provider = g_settings_get_string (settings, "provider");
 
         gtk_check_button_set_active (GTK_CHECK_BUTTON (g_str_equal (provider, "openai")
                                                                ? self->openai_check
@@ -483,7 +378,6 @@ corral_first_run_new (GSettings *settings)
         if (*last && g_file_test (last, G_FILE_TEST_IS_DIR))
                 corral_first_run_set_folder (self, last);
         update_start (self);
-        return GTK_WIDGET (self);
 }
 
 void

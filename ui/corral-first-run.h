@@ -16,6 +16,9 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (CorralFirstRun, corral_first_run, CORRAL, FIRST_RUN, GtkWidget)
 
 GtkWidget *corral_first_run_new (GSettings *settings);
+/* Once, before it is shown (a template that holds it made it without): the choices last made,
+ * and where the new ones are kept. */
+void corral_first_run_set_settings (CorralFirstRun *self, GSettings *settings);
 
 /* "welcome", "provider", "folder" */
 void corral_first_run_show_step (CorralFirstRun *self, const char *step);
