@@ -651,27 +651,22 @@ corral_window_set_chat_source (CorralWindow *self, CorralChatSource *source)
         corral_session_view_set_chat_source (CORRAL_SESSION_VIEW (self->session), source);
 }
 
-static GtkWidget *
-build_menu_button (void)
+static void
+on_back_to_task (CorralWindow *self)
 {
-        g_autoptr (GMenu) menu = g_menu_new ();
-        g_autoptr (GMenu) section = g_menu_new ();
-        GtkWidget *button = gtk_menu_button_new ();
+        show_page (self, "session");
+}
 
-        g_menu_append (section, _ ("_New Task"), "app.new-task");
-        g_menu_append (section, _ ("_Earlier Tasks"), "app.sessions");
-        g_menu_append_section (menu, NULL, G_MENU_MODEL (section));
-        g_clear_object (&section);
-        section = g_menu_new ();
-        g_menu_append (section, _ ("_Preferences"), "app.preferences");
-        g_menu_append (section, _ ("_Keyboard Shortcuts"), "win.show-help-overlay");
-        g_menu_append (section, _ ("_About Corral"), "app.about");
-        g_menu_append_section (menu, NULL, G_MENU_MODEL (section));
-        gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (button), "open-menu-symbolic");
-        gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (button), G_MENU_MODEL (menu));
-        gtk_menu_button_set_primary (GTK_MENU_BUTTON (button), TRUE);
-        corral_ui_set_accessible_label (button, _ ("Main menu"));
-        return button;
+static void
+sync_panel_button (CorralWindow *self)
+{
+        CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
+
+        if (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->panel_button)) !=
+            corral_session_view_get_panel_visible (session))
+                corral_session_view_set_panel_visible (
+                        session,
+                        gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->panel_button)));
 }
 
 static void
@@ -689,6 +684,7 @@ corral_window_dispose (GObject *object)
         g_clear_pointer (&self->paused_vm, g_free);
         if (self->sessions)
                 gtk_window_destroy (GTK_WINDOW (g_steal_pointer (&self->sessions)));
+        gtk_widget_dispose_template (GTK_WIDGET (self), CORRAL_TYPE_WINDOW);
         G_OBJECT_CLASS (corral_window_parent_class)->dispose (object);
 }
 
@@ -701,53 +697,25 @@ corral_window_class_init (CorralWindowClass *klass)
         GTK_WINDOW_CLASS (klass)->close_request = corral_window_close_request;
         gtk_widget_class_install_action (widget_class, "win.toggle-panel", NULL, toggle_panel);
         gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F9, 0, "win.toggle-panel", NULL);
-}
 
-static void
-on_back_to_task (CorralWindow *self)
-{
-        show_page (self, "session");
-}
-
-static void
-build_content (CorralWindow *self)
-{
-        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-        GtkWidget *header = adw_header_bar_new ();
-
-        self->title = adw_window_title_new (_ ("Corral"), NULL);
-        adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), self->title);
-        self->back_button = gtk_button_new_from_icon_name ("go-previous-symbolic");
-        corral_ui_set_accessible_label (self->back_button, _ ("Back to the Task"));
-        gtk_widget_set_tooltip_text (self->back_button, _ ("Back to the Task"));
-        gtk_widget_set_visible (self->back_button, FALSE);
-        g_signal_connect_swapped (self->back_button, "clicked", G_CALLBACK (on_back_to_task), self);
-        adw_header_bar_pack_start (ADW_HEADER_BAR (header), self->back_button);
-        self->panel_button = gtk_toggle_button_new ();
-        gtk_button_set_icon_name (GTK_BUTTON (self->panel_button), "sidebar-show-right-symbolic");
-        corral_ui_set_accessible_label (self->panel_button, _ ("Show side panel"));
-        adw_header_bar_pack_end (ADW_HEADER_BAR (header), build_menu_button ());
-        adw_header_bar_pack_end (ADW_HEADER_BAR (header), self->panel_button);
-
-        self->first_run = corral_first_run_new (self->settings);
-        self->starting = corral_starting_page_new ();
-        self->session = corral_session_view_new ();
-        g_signal_connect_swapped (self->first_run, "start", G_CALLBACK (on_first_run_start), self);
-        g_signal_connect_swapped (self->starting, "retry", G_CALLBACK (start_task), self);
-        g_signal_connect_swapped (self->starting, "back", G_CALLBACK (on_back), self);
-
-        self->stack = gtk_stack_new ();
-        gtk_stack_set_transition_type (GTK_STACK (self->stack),
-                                       GTK_STACK_TRANSITION_TYPE_CROSSFADE);
-        gtk_widget_set_vexpand (self->stack, TRUE);
-        gtk_stack_add_named (GTK_STACK (self->stack), self->first_run, "first-run");
-        gtk_stack_add_named (GTK_STACK (self->stack), self->starting, "starting");
-        gtk_stack_add_named (GTK_STACK (self->stack), self->session, "session");
-        self->toasts = adw_toast_overlay_new ();
-        adw_toast_overlay_set_child (ADW_TOAST_OVERLAY (self->toasts), self->stack);
-        gtk_box_append (GTK_BOX (box), header);
-        gtk_box_append (GTK_BOX (box), self->toasts);
-        adw_application_window_set_content (ADW_APPLICATION_WINDOW (self), box);
+        g_type_ensure (CORRAL_TYPE_FIRST_RUN);
+        g_type_ensure (CORRAL_TYPE_STARTING_PAGE);
+        g_type_ensure (CORRAL_TYPE_SESSION_VIEW);
+        gtk_widget_class_set_template_from_resource (widget_class,
+                                                     "/org/corral/Corral/ui/corral-window.ui");
+        gtk_widget_class_bind_template_child (widget_class, CorralWindow, title);
+        gtk_widget_class_bind_template_child (widget_class, CorralWindow, back_button);
+        gtk_widget_class_bind_template_child (widget_class, CorralWindow, panel_button);
+        gtk_widget_class_bind_template_child (widget_class, CorralWindow, toasts);
+        gtk_widget_class_bind_template_child (widget_class, CorralWindow, stack);
+        gtk_widget_class_bind_template_child (widget_class, CorralWindow, first_run);
+        gtk_widget_class_bind_template_child (widget_class, CorralWindow, starting);
+        gtk_widget_class_bind_template_child (widget_class, CorralWindow, session);
+        gtk_widget_class_bind_template_callback (widget_class, on_back_to_task);
+        gtk_widget_class_bind_template_callback (widget_class, sync_panel_button);
+        gtk_widget_class_bind_template_callback (widget_class, on_first_run_start);
+        gtk_widget_class_bind_template_callback (widget_class, start_task);
+        gtk_widget_class_bind_template_callback (widget_class, on_back);
 }
 
 /* CORRAL_BENCH_SHOWN=1 (tests/bench/bench-ui-startup.c): say on stdout when the first frame
@@ -770,20 +738,9 @@ on_realize_bench (CorralWindow *self)
 static void
 corral_window_init (CorralWindow *self)
 {
+        gtk_widget_init_template (GTK_WIDGET (self));
         if (g_strcmp0 (g_getenv ("CORRAL_BENCH_SHOWN"), "1") == 0)
                 g_signal_connect (self, "realize", G_CALLBACK (on_realize_bench), NULL);
-}
-
-static void
-sync_panel_button (CorralWindow *self)
-{
-        CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
-
-        if (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->panel_button)) !=
-            corral_session_view_get_panel_visible (session))
-                corral_session_view_set_panel_visible (
-                        session,
-                        gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->panel_button)));
 }
 
 CorralWindow *
@@ -792,17 +749,15 @@ corral_window_new (GtkApplication *app, CorralLauncher *launcher, GSettings *set
         CorralWindow *self;
 
         g_return_val_if_fail (CORRAL_IS_LAUNCHER (launcher), NULL);
-        self = g_object_new (CORRAL_TYPE_WINDOW, "application", app, "title", _ ("Corral"), NULL);
+        self = g_object_new (CORRAL_TYPE_WINDOW, "application", app, NULL);
         self->launcher = g_object_ref (launcher);
         self->settings = g_object_ref (settings);
-        build_content (self);
+        corral_first_run_set_settings (CORRAL_FIRST_RUN (self->first_run), settings);
         gtk_window_set_default_size (GTK_WINDOW (self),
                                      g_settings_get_int (settings, "window-width"),
                                      g_settings_get_int (settings, "window-height"));
         if (g_settings_get_boolean (settings, "window-maximized"))
                 gtk_window_maximize (GTK_WINDOW (self));
-        g_signal_connect_swapped (self->panel_button, "toggled", G_CALLBACK (sync_panel_button),
-                                  self);
         corral_first_run_show_step (
                 CORRAL_FIRST_RUN (self->first_run),
                 g_settings_get_boolean (settings, "first-run-done") ? "folder" : "welcome");
