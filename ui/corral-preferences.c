@@ -19,70 +19,64 @@ struct _CorralPreferences {
         char *vm_dir;
         GCancellable *cancellable;
         CorralEgressPolicy *policy; /* the page's copy */
-        GtkWidget *credentials_group;
-        GtkWidget *credentials_rows; /* GtkListBox */
         GtkWidget *remove_dialog; /* the open "Remove the Key?" question (weak) */
+        guint pending;
+
+        /* Assistant */
+        GtkWidget *provider_row;
+        GtkWidget *model_row;
+        GtkWidget *base_url_row;
+        GtkWidget *style_row;
+        /* Credentials */
+        GtkWidget *credentials_rows; /* GtkListBox */
         GtkWidget *cred_name;
         GtkWidget *cred_host;
         GtkWidget *cred_value;
+        /* Network */
+        GtkWidget *network_group;
+        GtkWidget *preset_row;
         GtkWidget *allow_list;
         GtkWidget *allow_entry;
+        /* Tools */
+        GtkWidget *tools_group;
+        /* Workspace */
+        GtkWidget *memory_row;
+        GtkWidget *memory_spin;
+        GtkWidget *vcpus_row;
+        GtkWidget *vcpus_spin;
+        GtkWidget *image_row;
+        GtkWidget *unconfined_row;
+        GtkWidget *unconfined_switch;
         GtkWidget *images_list;
-        guint pending;
 };
 
 G_DEFINE_FINAL_TYPE (CorralPreferences, corral_preferences, ADW_TYPE_PREFERENCES_WINDOW)
 
 /* Locks ---------------------------------------------------------------------------------------- */
 
-/* A row the administrator locked: insensitive, with the reason next to it. */
+/* A row the administrator locked: insensitive, with the reason right below it. */
 static void
-add_row (CorralPreferences *self, GtkWidget *group, GtkWidget *row, const char *key)
+show_lock (CorralPreferences *self, GtkWidget *row, const char *key)
 {
-        adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
-        if (!key || g_settings_is_writable (self->settings, key))
+        GtkWidget *lock;
+
+        if (g_settings_is_writable (self->settings, key))
                 return;
         gtk_widget_set_sensitive (row, FALSE);
-        {
-                GtkWidget *lock = adw_action_row_new ();
-                adw_preferences_row_set_title (ADW_PREFERENCES_ROW (lock),
-                                               _ ("Set by your organization"));
-                adw_action_row_set_subtitle (ADW_ACTION_ROW (lock),
-                                             _ ("Your administrator chose this setting; ask "
-                                                "them to change it."));
-                adw_action_row_add_prefix (
-                        ADW_ACTION_ROW (lock),
-                        gtk_image_new_from_icon_name ("system-lock-screen-symbolic"));
-                gtk_widget_add_css_class (lock, "dim-label");
-                adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), lock);
-        }
+        lock = adw_action_row_new ();
+        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (lock), _ ("Set by your organization"));
+        adw_action_row_set_subtitle (ADW_ACTION_ROW (lock),
+                                     _ ("Your administrator chose this setting; ask them to "
+                                        "change it."));
+        adw_action_row_add_prefix (ADW_ACTION_ROW (lock),
+                                   gtk_image_new_from_icon_name ("system-lock-screen-symbolic"));
+        gtk_widget_add_css_class (lock, "dim-label");
+        /* The group keeps its rows in a GtkListBox; adw_preferences_group_add can only append. */
+        gtk_list_box_insert (GTK_LIST_BOX (gtk_widget_get_parent (row)), lock,
+                             gtk_list_box_row_get_index (GTK_LIST_BOX_ROW (row)) + 1);
 }
 
-static GtkWidget *
-new_page (CorralPreferences *self, const char *name, const char *title, const char *icon)
-{
-        GtkWidget *page = adw_preferences_page_new ();
-
-        adw_preferences_page_set_name (ADW_PREFERENCES_PAGE (page), name);
-        adw_preferences_page_set_title (ADW_PREFERENCES_PAGE (page), title);
-        adw_preferences_page_set_icon_name (ADW_PREFERENCES_PAGE (page), icon);
-        adw_preferences_window_add (ADW_PREFERENCES_WINDOW (self), ADW_PREFERENCES_PAGE (page));
-        return page;
-}
-
-static GtkWidget *
-new_group (GtkWidget *page, const char *title, const char *description)
-{
-        GtkWidget *group = adw_preferences_group_new ();
-
-        adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), title);
-        if (description)
-                adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (group), description);
-        adw_preferences_page_add (ADW_PREFERENCES_PAGE (page), ADW_PREFERENCES_GROUP (group));
-        return group;
-}
-
-/* A combo row bound to a string key with choices: ids[i] is shown as labels[i]. */
+/* A combo row bound to a string key with choices: ids[i] is the row's item i. */
 static gboolean
 map_get (GValue *value, GVariant *variant, gpointer user_data)
 {
@@ -106,71 +100,24 @@ map_set (const GValue *value, const GVariantType *type, gpointer user_data)
         return i < g_strv_length ((char **) ids) ? g_variant_new_string (ids[i]) : NULL;
 }
 
-static GtkWidget *
-combo_row (CorralPreferences *self,
-           const char *title,
-           const char *key,
-           const char *const *ids,
-           const char *const *labels)
+static void
+bind_combo (CorralPreferences *self, GtkWidget *row, const char *key, const char *const *ids)
 {
-        GtkWidget *row = adw_combo_row_new ();
-        GtkStringList *model = gtk_string_list_new (labels);
-
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-        adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (model));
-        g_object_unref (model);
         g_settings_bind_with_mapping (self->settings, key, row, "selected", G_SETTINGS_BIND_DEFAULT,
                                       map_get, map_set, (gpointer) ids, NULL);
-        return row;
+        show_lock (self, row, key);
 }
 
-static GtkWidget *
-entry_row (CorralPreferences *self, const char *title, const char *key)
+/* widget (the row itself, or the spin button or switch in it) shows key as property. */
+static void
+bind_row (CorralPreferences *self,
+          GtkWidget *row,
+          GtkWidget *widget,
+          const char *property,
+          const char *key)
 {
-        GtkWidget *row = adw_entry_row_new ();
-
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-        g_settings_bind (self->settings, key, row, "text", G_SETTINGS_BIND_DEFAULT);
-        return row;
-}
-
-static GtkWidget *
-spin_row (CorralPreferences *self,
-          const char *title,
-          const char *subtitle,
-          const char *key,
-          double min,
-          double max,
-          double step)
-{
-        GtkWidget *row = adw_action_row_new ();
-        GtkWidget *spin = gtk_spin_button_new_with_range (min, max, step);
-
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-        adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-        gtk_widget_set_valign (spin, GTK_ALIGN_CENTER);
-        corral_ui_set_accessible_label (spin, title);
-        g_settings_bind (self->settings, key, spin, "value", G_SETTINGS_BIND_DEFAULT);
-        adw_action_row_add_suffix (ADW_ACTION_ROW (row), spin);
-        adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), spin);
-        return row;
-}
-
-/* An AdwActionRow with a GtkSwitch: AdwSwitchRow needs libadwaita 1.4. */
-static GtkWidget *
-switch_row (CorralPreferences *self, const char *title, const char *subtitle, const char *key)
-{
-        GtkWidget *row = adw_action_row_new ();
-        GtkWidget *toggle = gtk_switch_new ();
-
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-        adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-        gtk_widget_set_valign (toggle, GTK_ALIGN_CENTER);
-        corral_ui_set_accessible_label (toggle, title);
-        g_settings_bind (self->settings, key, toggle, "active", G_SETTINGS_BIND_DEFAULT);
-        adw_action_row_add_suffix (ADW_ACTION_ROW (row), toggle);
-        adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), toggle);
-        return row;
+        g_settings_bind (self->settings, key, widget, property, G_SETTINGS_BIND_DEFAULT);
+        show_lock (self, row, key);
 }
 
 /* Assistant ------------------------------------------------------------------------------------ */
@@ -179,26 +126,12 @@ static const char *const provider_ids[] = { "anthropic", "openai", NULL };
 static const char *const scheme_ids[] = { "default", "light", "dark", NULL };
 
 static void
-build_assistant (CorralPreferences *self)
+bind_assistant (CorralPreferences *self)
 {
-        GtkWidget *page = new_page (self, "assistant", _ ("Assistant"), "user-available-symbolic");
-        GtkWidget *group =
-                new_group (page, _ ("Model"), _ ("Keys are managed on the Credentials page."));
-        const char *provider_labels[] = { _ ("Anthropic"), _ ("OpenAI or compatible server"),
-                                          NULL };
-        const char *scheme_labels[] = { _ ("Follow system"), _ ("Light"), _ ("Dark"), NULL };
-        GtkWidget *style;
-
-        add_row (self, group,
-                 combo_row (self, _ ("Provider"), "provider", provider_ids, provider_labels),
-                 "provider");
-        add_row (self, group, entry_row (self, _ ("Model (empty for the default)"), "model"),
-                 "model");
-        add_row (self, group, entry_row (self, _ ("Server Address"), "base-url"), "base-url");
-        style = new_group (page, _ ("Appearance"), NULL);
-        add_row (self, style,
-                 combo_row (self, _ ("Style"), "color-scheme", scheme_ids, scheme_labels),
-                 "color-scheme");
+        bind_combo (self, self->provider_row, "provider", provider_ids);
+        bind_row (self, self->model_row, self->model_row, "text", "model");
+        bind_row (self, self->base_url_row, self->base_url_row, "text", "base-url");
+        bind_combo (self, self->style_row, "color-scheme", scheme_ids);
 }
 
 /* Credentials ---------------------------------------------------------------------------------- */
@@ -386,45 +319,6 @@ on_add_credential (CorralPreferences *self)
         gtk_editable_set_text (GTK_EDITABLE (self->cred_value), "");
 }
 
-static void
-build_credentials (CorralPreferences *self)
-{
-        GtkWidget *page =
-                new_page (self, "credentials", _ ("Credentials"), "dialog-password-symbolic");
-        GtkWidget *add = new_group (page, _ ("Add a Credential"),
-                                    _ ("Programs in the workspace see only a stand-in; Corral "
-                                       "puts the real value into requests to its host."));
-        GtkWidget *button = gtk_button_new_with_mnemonic (_ ("_Add"));
-
-        self->credentials_group = new_group (page, _ ("Credentials"),
-                                             _ ("Names and the hosts each may be sent to. "
-                                                "Values stay in your keychain."));
-        self->credentials_rows = gtk_list_box_new ();
-        gtk_list_box_set_selection_mode (GTK_LIST_BOX (self->credentials_rows), GTK_SELECTION_NONE);
-        gtk_widget_add_css_class (self->credentials_rows, "boxed-list");
-        gtk_accessible_update_property (GTK_ACCESSIBLE (self->credentials_rows),
-                                        GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Credentials"), -1);
-        adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->credentials_group),
-                                   self->credentials_rows);
-        self->cred_name = adw_entry_row_new ();
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->cred_name), _ ("Name"));
-        self->cred_host = adw_entry_row_new ();
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->cred_host), _ ("Host"));
-        self->cred_value = adw_password_entry_row_new ();
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->cred_value), _ ("Secret"));
-        adw_preferences_group_add (ADW_PREFERENCES_GROUP (add), self->cred_name);
-        adw_preferences_group_add (ADW_PREFERENCES_GROUP (add), self->cred_host);
-        adw_preferences_group_add (ADW_PREFERENCES_GROUP (add), self->cred_value);
-        gtk_widget_add_css_class (button, "suggested-action");
-        gtk_widget_set_halign (button, GTK_ALIGN_END);
-        gtk_widget_set_margin_top (button, 12);
-        corral_ui_set_accessible_label (button, _ ("Add the credential"));
-        g_signal_connect_swapped (button, "clicked", G_CALLBACK (on_add_credential), self);
-        adw_preferences_group_add (ADW_PREFERENCES_GROUP (add), button);
-        self->pending++;
-        load_credentials (self);
-}
-
 /* Network -------------------------------------------------------------------------------------- */
 
 static gboolean
@@ -572,44 +466,27 @@ static const char *const preset_ids[] = { "none", "package-managers", "allowlist
                                           NULL };
 
 static void
-build_network (CorralPreferences *self)
+setup_network (CorralPreferences *self)
 {
-        GtkWidget *page = new_page (self, "network", _ ("Network"), "network-wired-symbolic");
-        GtkWidget *group = new_group (page, _ ("Internet Access"),
-                                      self->vm_dir ? _ ("For this task, and tasks started later.")
-                                                   : _ ("For tasks started from now on."));
-        GtkWidget *sites = new_group (page, _ ("Allowed Sites"),
-                                      _ ("For example pypi.org or *.github.com. Everything else "
-                                         "stays blocked unless the access above allows it."));
-        const char *labels[] = { _ ("No internet"), _ ("Package managers only"),
-                                 _ ("Only the allowed sites"), _ ("Any public website"), NULL };
-
+        adw_preferences_group_set_description (
+                ADW_PREFERENCES_GROUP (self->network_group),
+                self->vm_dir ? _ ("For this task, and tasks started later.")
+                             : _ ("For tasks started from now on."));
+        /* First: the running task's policy may change the preset the row shows. */
         load_policy (self);
-        add_row (self, group, combo_row (self, _ ("Access"), "network-preset", preset_ids, labels),
-                 "network-preset");
+        bind_combo (self, self->preset_row, "network-preset", preset_ids);
         g_signal_connect_object (self->settings, "changed::network-preset",
                                  G_CALLBACK (on_preset_changed), self, 0);
-        self->allow_entry = adw_entry_row_new ();
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->allow_entry), _ ("Allow a Site"));
-        adw_entry_row_set_show_apply_button (ADW_ENTRY_ROW (self->allow_entry), TRUE);
-        g_signal_connect_swapped (self->allow_entry, "apply", G_CALLBACK (on_allow_apply), self);
-        add_row (self, sites, self->allow_entry, "network-allow");
-        self->allow_list = gtk_list_box_new ();
-        gtk_list_box_set_selection_mode (GTK_LIST_BOX (self->allow_list), GTK_SELECTION_NONE);
-        gtk_widget_add_css_class (self->allow_list, "boxed-list");
-        gtk_widget_set_margin_top (self->allow_list, 12);
-        gtk_accessible_update_property (GTK_ACCESSIBLE (self->allow_list),
-                                        GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Allowed sites"), -1);
-        adw_preferences_group_add (ADW_PREFERENCES_GROUP (sites), self->allow_list);
+        show_lock (self, self->allow_entry, "network-allow");
         fill_allow_list (self);
 }
 
 /* Tools (MCP) ---------------------------------------------------------------------------------- */
 
 static void
-build_tools (CorralPreferences *self)
+fill_tools (CorralPreferences *self)
 {
-        GtkWidget *page = new_page (self, "tools", _ ("Tools"), "application-x-addon-symbolic");
+        GtkWidget *group = self->tools_group;
         g_autofree char *path = corral_mcp_config_default_path ();
         g_autofree char *description =
                 /* Translators: %s is a file path */
@@ -617,9 +494,10 @@ build_tools (CorralPreferences *self)
                                     "workspace."),
                                  path);
         g_autofree char *escaped = g_markup_escape_text (description, -1);
-        GtkWidget *group = new_group (page, _ ("MCP Servers"), escaped);
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralMcpConfig) config = corral_mcp_config_new_from_file (path, TRUE, &error);
+
+        adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (group), escaped);
 
         if (!config) {
                 GtkWidget *row = adw_action_row_new ();
@@ -697,37 +575,13 @@ on_images_listed (GObject *source, GAsyncResult *res, gpointer user_data)
 static const char *const image_ids[] = { "minimal", "standard", NULL };
 
 static void
-build_workspace (CorralPreferences *self)
+setup_workspace (CorralPreferences *self)
 {
-        GtkWidget *page = new_page (self, "workspace", _ ("Workspace"), "computer-symbolic");
-        GtkWidget *group = new_group (
-                page, _ ("New Tasks"),
-                _ ("Used when a task’s workspace starts. Minimal programs start in seconds; "
-                   "Standard adds Python, Git, Node.js and a C compiler."));
-        const char *labels[] = { _ ("Minimal"), _ ("Standard"), NULL };
-        GtkWidget *image = combo_row (self, _ ("Programs"), "image", image_ids, labels);
-
-        /* Short choices, explained in the group's description: a long one was cut off. */
-        add_row (self, group,
-                 spin_row (self, _ ("Memory"),
-                           _ ("How much of this computer’s memory a workspace may use, in "
-                              "megabytes"),
-                           "memory-mib", 256, 65536, 256),
-                 "memory-mib");
-        add_row (self, group,
-                 spin_row (self, _ ("Processors"),
-                           _ ("How many of this computer’s processors a workspace may use"),
-                           "vcpus", 1, 64, 1),
-                 "vcpus");
-        add_row (self, group, image, "image");
-        add_row (self, group,
-                 switch_row (self, _ ("Let Programs Use Blocked System Calls"),
-                             _ ("Turns off the extra protection around each program in new "
-                                "tasks’ workspaces; the workspace still keeps them away from "
-                                "this computer. Only for a program that needs it."),
-                             "unconfined-commands"),
-                 "unconfined-commands");
-        self->images_list = new_group (page, _ ("Images on This Computer"), NULL);
+        bind_row (self, self->memory_row, self->memory_spin, "value", "memory-mib");
+        bind_row (self, self->vcpus_row, self->vcpus_spin, "value", "vcpus");
+        bind_combo (self, self->image_row, "image", image_ids);
+        bind_row (self, self->unconfined_row, self->unconfined_switch, "active",
+                  "unconfined-commands");
         self->pending++;
         corral_run_in_thread (images_list, NULL, NULL, (GDestroyNotify) g_ptr_array_unref,
                               self->cancellable, on_images_listed, g_object_ref (self));
@@ -753,35 +607,64 @@ corral_preferences_dispose (GObject *object)
         g_clear_object (&self->settings);
         g_clear_pointer (&self->policy, corral_egress_policy_unref);
         g_clear_pointer (&self->vm_dir, g_free);
+        gtk_widget_dispose_template (GTK_WIDGET (self), CORRAL_TYPE_PREFERENCES);
         G_OBJECT_CLASS (corral_preferences_parent_class)->dispose (object);
 }
 
 static void
 corral_preferences_class_init (CorralPreferencesClass *klass)
 {
+        GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
         G_OBJECT_CLASS (klass)->dispose = corral_preferences_dispose;
+        gtk_widget_class_set_template_from_resource (widget_class,
+                                                     "/org/corral/Corral/ui/corral-preferences.ui");
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, provider_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, model_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, base_url_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, style_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, credentials_rows);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, cred_name);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, cred_host);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, cred_value);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, network_group);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, preset_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, allow_list);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, allow_entry);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, tools_group);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, memory_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, memory_spin);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, vcpus_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, vcpus_spin);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, image_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, unconfined_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, unconfined_switch);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, images_list);
+        gtk_widget_class_bind_template_callback (widget_class, on_add_credential);
+        gtk_widget_class_bind_template_callback (widget_class, on_allow_apply);
 }
 
 static void
 corral_preferences_init (CorralPreferences *self)
 {
         self->cancellable = g_cancellable_new ();
+        gtk_widget_init_template (GTK_WIDGET (self));
 }
 
 CorralPreferences *
 corral_preferences_new (GtkWindow *parent, GSettings *settings, const char *vm_dir)
 {
-        CorralPreferences *self = g_object_new (CORRAL_TYPE_PREFERENCES, "modal", TRUE,
-                                                "transient-for", parent, "search-enabled", FALSE,
-                                                "default-width", 640, "default-height", 640, NULL);
+        CorralPreferences *self =
+                g_object_new (CORRAL_TYPE_PREFERENCES, "transient-for", parent, NULL);
 
         self->settings = g_object_ref (settings);
         self->vm_dir = g_strdup (vm_dir);
-        build_assistant (self);
-        build_credentials (self);
-        build_network (self);
-        build_tools (self);
-        build_workspace (self);
+        bind_assistant (self);
+        self->pending++;
+        load_credentials (self);
+        setup_network (self);
+        fill_tools (self);
+        setup_workspace (self);
         return self;
 }
 
