@@ -747,7 +747,7 @@ build_path (const char *rel)
 static GSubprocess *
 start_fake_llm (const char *script, guint *ret_port)
 {
-        g_autofree char *exe = build_path ("app/llm/corral-fake-llm");
+        g_autofree char *exe = build_path ("tests/fakes/corral-fake-llm");
         g_autoptr (GError) error = NULL;
         GSubprocess *proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, exe,
                                               "--script", script, NULL);

@@ -336,7 +336,7 @@ test_fake_process (void)
         g_autofree char *dir = g_dir_make_tmp ("corral-llm-XXXXXX", &error);
         g_autofree char *script_path = g_build_filename (dir, "script.json", NULL);
         g_autofree char *record_path = g_build_filename (dir, "record.jsonl", NULL);
-        g_autofree char *exe = g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "app", "llm",
+        g_autofree char *exe = g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "tests", "fakes",
                                                  "corral-fake-llm", NULL);
         g_autoptr (cJSON) script = cJSON_CreateObject ();
         g_autofree char *script_text = NULL, *line = NULL, *url = NULL, *record = NULL;

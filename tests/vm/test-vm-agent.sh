@@ -22,7 +22,7 @@ skip() {
 }
 
 CTL=${CORRAL_BUILD_DIR:?}/app/corralctl
-FAKE=$CORRAL_BUILD_DIR/app/llm/corral-fake-llm
+FAKE=$CORRAL_BUILD_DIR/tests/fakes/corral-fake-llm
 [ -x "$CTL" ] && [ -x "$FAKE" ] || skip "no corralctl or corral-fake-llm in $CORRAL_BUILD_DIR"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
 
