@@ -16,7 +16,7 @@
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
-/* the secret of keychain-bridge/testing/make-egress-corpus.py */
+/* the secret of tests/fuzz/make-egress-corpus.py */
 #define SECRET "s3cr/t+K&y%20"
 
 static EgressMask *

@@ -78,7 +78,7 @@ trap cleanup EXIT
 # --- the host side: certificates, loopback servers, a package index, a git repository -------
 
 mkdir -p "$DATA/certs" "$DATA/www/simple/corral-demo" "$DATA/www/files"
-sh "$SRC/keychain-bridge/testing/make-test-certs.sh" "$DATA/certs" host.corral.internal ||
+sh "$SRC/tests/fakes/egress/make-test-certs.sh" "$DATA/certs" host.corral.internal ||
 	fail "cannot make test certificates"
 export CORRAL_EGRESS_CA_FILE=$DATA/certs/ca.pem
 python3 - "$DATA/www" <<'PY' || fail "cannot build the test wheel"

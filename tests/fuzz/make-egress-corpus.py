@@ -9,8 +9,7 @@ import ssl
 import struct
 import urllib.parse
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fuzz",
-                    "corpus")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 
 
 def write(name, seeds):

@@ -80,7 +80,7 @@ GSocket *egress_test_connect (guint16 port);
 const char *egress_test_keyring_dir (void);
 int egress_test_keyring_reexec (char **argv);
 
-/* The tests' certificates (keychain-bridge/testing/make-test-certs.sh): a CA and one leaf per
+/* The tests' certificates (tests/fakes/egress/make-test-certs.sh): a CA and one leaf per
  * name, in a new temporary directory (transfer full). */
 char *egress_test_make_certs (const char *const *names);
 

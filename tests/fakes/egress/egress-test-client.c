@@ -77,7 +77,7 @@ egress_test_make_certs (const char *const *names)
 
         g_assert_no_error (error);
         g_assert_nonnull (src);
-        script = g_build_filename (src, "keychain-bridge", "testing", "make-test-certs.sh", NULL);
+        script = g_build_filename (src, "tests", "fakes", "egress", "make-test-certs.sh", NULL);
         g_ptr_array_add (argv, script);
         g_ptr_array_add (argv, dir);
         for (const char *const *n = names; *n; n++)
