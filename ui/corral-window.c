@@ -20,6 +20,7 @@ struct _CorralWindow {
         CorralLauncher *launcher;
         GSettings *settings;
         GCancellable *cancellable; /* the start in progress */
+        GCancellable *assistant_cancellable; /* the assistant being connected to the task */
         gboolean closing_confirmed;
 
         GtkWidget *title;
@@ -82,6 +83,11 @@ on_assistant_ready (GObject *source, GAsyncResult *res, gpointer user_data)
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralAgentSource) agent = corral_agent_source_new_finish (res, &error);
 
+        /* Closed, or another task started, while the assistant was connecting: it is not this
+         * window's any more. */
+        if (!self->assistant_cancellable ||
+            g_cancellable_is_cancelled (self->assistant_cancellable))
+                return;
         if (!agent) {
                 /* The chat keeps saying it is not connected; the toast says why (no key, ...). */
                 if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -105,13 +111,16 @@ connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
 
         if (!result->agent_client || !result->vm_dir)
                 return;
+        g_cancellable_cancel (self->assistant_cancellable);
+        g_clear_object (&self->assistant_cancellable);
+        self->assistant_cancellable = g_cancellable_new ();
         /* Same arguments: a reopened task resumes the session recorded in its VM folder. */
         (self->reopen_vm ? corral_agent_source_resume_async : corral_agent_source_new_async) (
                 g_str_equal (provider, "openai") ? CORRAL_LLM_PROVIDER_OPENAI
                                                  : CORRAL_LLM_PROVIDER_ANTHROPIC,
                 model, base_url, CORRAL_AGENT_CLIENT (result->agent_client), result->vm_name,
-                result->vm_dir, self->config && self->config->unconfined_commands, NULL,
-                on_assistant_ready, g_object_ref (self));
+                result->vm_dir, self->config && self->config->unconfined_commands,
+                self->assistant_cancellable, on_assistant_ready, g_object_ref (self));
 }
 
 /* Worker thread: the task's record, so it can be reopened even after its VM is removed. */
@@ -676,6 +685,8 @@ corral_window_dispose (GObject *object)
 
         g_cancellable_cancel (self->cancellable);
         g_clear_object (&self->cancellable);
+        g_cancellable_cancel (self->assistant_cancellable);
+        g_clear_object (&self->assistant_cancellable);
         g_clear_object (&self->launcher);
         g_clear_object (&self->settings);
         g_clear_pointer (&self->config, corral_task_config_free);
