@@ -12,7 +12,7 @@
 #include "corral-paths.h"
 #include "corral-unix.h"
 #include "corral-vmm.h"
-#include "corralctl-agent.h"
+#include "corralctl-assistant.h"
 #include "corralctl-image.h"
 #include "corralctl-gc.h"
 #include "corralctl-mcp.h"
@@ -600,17 +600,18 @@ usage (FILE *out)
         fprintf (out, _ ("Usage: corralctl exec|shell|info VM|--local [OPTION…] [-- COMMAND…]\n"
                          "       corralctl vm|image SUBCOMMAND…\n\nCommands:\n"));
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
-                fprintf (out, "  %-8s %s\n", commands[i].name, _ (commands[i].summary));
-        fprintf (out, "  %-8s %s\n", "vm", _ ("Create, start, stop, pause, save and remove VMs"));
-        fprintf (out, "  %-8s %s\n", "gc",
+                fprintf (out, "  %-9s %s\n", commands[i].name, _ (commands[i].summary));
+        fprintf (out, "  %-9s %s\n", "vm", _ ("Create, start, stop, pause, save and remove VMs"));
+        fprintf (out, "  %-9s %s\n", "gc",
                  _ ("Delete VM folders without a VM and images no VM uses (--dry-run)"));
-        fprintf (out, "  %-8s %s\n", "image", _ ("Build, verify and list guest images"));
-        fprintf (out, "  %-8s %s\n", "share",
+        fprintf (out, "  %-9s %s\n", "image", _ ("Build, verify and list guest images"));
+        fprintf (out, "  %-9s %s\n", "share",
                  _ ("Share folders with a VM: can read, can edit, can edit but not delete"));
-        fprintf (out, "  %-8s %s\n", "net", _ ("Show and change a VM's network policy"));
-        fprintf (out, "  %-8s %s\n", "secret", _ ("Store, list and remove keychain secrets"));
-        fprintf (out, "  %-8s %s\n", "mcp", _ ("Serve a VM as an MCP server on stdin/stdout"));
-        fprintf (out, "  %-8s %s\n", "agent", _ ("Give a task to an AI agent that works in a VM"));
+        fprintf (out, "  %-9s %s\n", "net", _ ("Show and change a VM's network policy"));
+        fprintf (out, "  %-9s %s\n", "secret", _ ("Store, list and remove keychain secrets"));
+        fprintf (out, "  %-9s %s\n", "mcp", _ ("Serve a VM as an MCP server on stdin/stdout"));
+        fprintf (out, "  %-9s %s\n", "assistant",
+                 _ ("Give a task to the AI assistant, which works in a VM (also: agent)"));
         fprintf (out,
                  _ ("\n--local runs corral-agent on this machine as you: there is NO sandbox.\n"
                     "Use “corralctl COMMAND --help” for the options of a command,\n"
@@ -698,8 +699,9 @@ main (int argc, char **argv)
                 return corralctl_secret_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "mcp"))
                 return corralctl_mcp_main (argc - 1, argv + 1);
-        if (g_str_equal (argv[1], "agent"))
-                return corralctl_agent_main (argc - 1, argv + 1);
+        /* "agent" was its first name; scripts keep working. */
+        if (g_str_equal (argv[1], "assistant") || g_str_equal (argv[1], "agent"))
+                return corralctl_assistant_main (argc - 1, argv + 1);
         for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
                 if (g_str_equal (argv[1], commands[i].name))
                         return run_command ((int) i, argc - 1, argv + 1);

@@ -1,4 +1,4 @@
-/* corral-chat-source.h — what drives the chat view: a GInterface that the agent loop (or the
+/* corral-chat-source.h — what drives the chat view: a GInterface that the assistant loop (or the
  * scripted demo source used by the tests) implements.
  *
  * The view calls send() when the person sends a message and stop() for the stop button. The
@@ -17,8 +17,8 @@
  *   ::task-finished (const char *error)         the task is over; error is NULL, or what went
  *                                               wrong in words for people ("Stopped." included)
  *
- * The agent loop's CorralAgentSession signals map one to one (CorralAgentToolCard to
- * CorralChatTool, CorralAgentApproval to CorralChatApproval with the same answers).
+ * The assistant loop's CorralAssistantSession signals map one to one (CorralAssistantToolCard to
+ * CorralChatTool, CorralAssistantApproval to CorralChatApproval with the same answers).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -59,7 +59,7 @@ typedef enum {
         CORRAL_CHAT_APPROVAL_NETWORK, /* target: host or host:port */
 } CorralChatApprovalKind;
 
-/* Same values as CorralAgentAnswer. */
+/* Same values as CorralAssistantAnswer. */
 typedef enum {
         CORRAL_CHAT_ANSWER_DENY,
         CORRAL_CHAT_ANSWER_ALLOW_ONCE, /* delete: this one file */

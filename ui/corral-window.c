@@ -4,7 +4,7 @@
  */
 #include "corral-window.h"
 
-#include "corral-agent-source.h"
+#include "corral-assistant-source.h"
 
 #include <glib/gi18n.h>
 #include <stdio.h>
@@ -81,7 +81,7 @@ on_assistant_ready (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (CorralWindow) self = user_data;
         g_autoptr (GError) error = NULL;
-        g_autoptr (CorralAgentSource) agent = corral_agent_source_new_finish (res, &error);
+        g_autoptr (CorralAssistantSource) agent = corral_assistant_source_new_finish (res, &error);
 
         /* Closed, or another task started, while the assistant was connecting: it is not this
          * window's any more. */
@@ -97,11 +97,11 @@ on_assistant_ready (GObject *source, GAsyncResult *res, gpointer user_data)
         }
         corral_window_set_chat_source (self, CORRAL_CHAT_SOURCE (agent));
         /* A reopened task: its conversation so far, or why it is missing. */
-        corral_agent_source_restore (
+        corral_assistant_source_restore (
                 agent, corral_session_view_get_chat (CORRAL_SESSION_VIEW (self->session)));
 }
 
-/* The agent loop for the workspace that just started (when the launcher connected its agent). */
+/* The assistant loop for the workspace that just started (when the launcher connected its agent). */
 static void
 connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
 {
@@ -115,7 +115,8 @@ connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
         g_clear_object (&self->assistant_cancellable);
         self->assistant_cancellable = g_cancellable_new ();
         /* Same arguments: a reopened task resumes the session recorded in its VM folder. */
-        (self->reopen_vm ? corral_agent_source_resume_async : corral_agent_source_new_async) (
+        (self->reopen_vm ? corral_assistant_source_resume_async
+                         : corral_assistant_source_new_async) (
                 g_str_equal (provider, "openai") ? CORRAL_LLM_PROVIDER_OPENAI
                                                  : CORRAL_LLM_PROVIDER_ANTHROPIC,
                 model, base_url, CORRAL_AGENT_CLIENT (result->agent_client), result->vm_name,

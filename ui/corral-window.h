@@ -26,7 +26,7 @@ void corral_window_new_task (CorralWindow *self);
 /* (transfer none) the preferences window it opened */
 GtkWindow *corral_window_show_preferences (CorralWindow *self);
 void corral_window_show_sessions (CorralWindow *self);
-/* What drives the chat of the running task (the agent loop; tests: the demo source). */
+/* What drives the chat of the running task (the assistant loop; tests: the demo source). */
 void corral_window_set_chat_source (CorralWindow *self, CorralChatSource *source);
 /* The pause-and-close question, or NULL. */
 GtkWidget *corral_window_get_close_dialog (CorralWindow *self);

@@ -6,7 +6,7 @@
  *  - Rotation: before a line would take FILE past max_bytes, FILE.(n-1) becomes FILE.n, ...,
  *    FILE becomes FILE.1 and a new FILE starts; the oldest of `generations` older files goes.
  *    On disk one log never holds more than (generations + 1) × max_bytes. Readers follow a
- *    file by its inode across the rename (agent-sandbox-log.c).
+ *    file by its inode across the rename (assistant-sandbox-log.c).
  *  - Folding: a record with a fold key (refusals, failures) that comes less than
  *    CORRAL_AUDIT_LOG_FOLD_GAP_US after an identical one is not written at once. Such repeats
  *    are counted and written as one line, the last of them with "count": N (the occurrences

@@ -1,4 +1,4 @@
-/* corral-llm.h — the LLM provider layer of the agent loop (one header for its users).
+/* corral-llm.h — the LLM provider layer of the assistant loop (one header for its users).
  *
  *   llm-conversation.h  the provider-neutral conversation and response
  *   llm-events.h        streaming events and limits

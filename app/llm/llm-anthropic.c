@@ -1,7 +1,7 @@
 /* llm-anthropic.c — the Anthropic Messages API on the wire: request body and SSE decoder.
  *
  * Prompt caching: cache_control breakpoints go on the last tool, the system prompt and the
- * last block of the last message, so each turn of an agent loop reads the previous turns from
+ * last block of the last message, so each turn of an assistant loop reads the previous turns from
  * the cache instead of paying for them again (at most 4 breakpoints are allowed; we use 3).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,6 +1,6 @@
 /* llm-conversation.h — the provider-neutral conversation model and response.
  *
- * A conversation is what the agent loop keeps between turns: model, max_tokens, a system prompt,
+ * A conversation is what the assistant loop keeps between turns: model, max_tokens, a system prompt,
  * the tools offered and the messages so far. Each message has a role and content blocks (text,
  * tool_use, tool_result), the shape of the Anthropic Messages API; the OpenAI wire code maps it
  * to chat completions. The structs are readable by callers; change them through the functions.

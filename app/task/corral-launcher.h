@@ -51,7 +51,8 @@ typedef struct {
         char *vm_name;
         char *vm_dir; /* shares.json, audit.jsonl, egress.jsonl, egress-policy.json */
         char *accel; /* "kvm", "tcg" */
-        GObject *agent_client; /* (nullable) a connected CorralAgentClient, for the agent loop */
+        GObject *
+                agent_client; /* (nullable) a connected CorralAgentClient, for the assistant loop */
 } CorralLaunchResult;
 
 void corral_launch_result_free (CorralLaunchResult *result);

@@ -10,7 +10,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 
-#include "agent-store.h"
+#include "assistant-store.h"
 #include "corral-domain-xml.h"
 #include "corral-image.h"
 #include "egress-policy.h"
@@ -182,7 +182,7 @@ corral_task_record_from_json (const char *text, gsize len, GError **error)
              parse_config (root, record->config, error);
         if (ok && !corral_domain_name_is_valid (vm_name))
                 ok = invalid (error, _ ("the workspace name is not valid"));
-        if (ok && session && !corral_agent_store_id_is_valid (session))
+        if (ok && session && !corral_assistant_store_id_is_valid (session))
                 ok = invalid (error, _ ("the session id is not valid"));
         if (ok) {
                 record->vm_name = g_strdup (vm_name);
@@ -315,7 +315,7 @@ corral_task_record_set_session (const char *vm_name, const char *session_id, GEr
         g_autoptr (CorralTaskRecord) record = NULL;
 
         g_return_val_if_fail (vm_name != NULL && session_id != NULL, FALSE);
-        if (!corral_agent_store_id_is_valid (session_id)) {
+        if (!corral_assistant_store_id_is_valid (session_id)) {
                 g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                              _ ("“%s” is not a session id"), session_id);
                 return FALSE;

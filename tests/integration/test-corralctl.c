@@ -110,9 +110,18 @@ test_version_help (void)
         g_assert_nonnull (strstr (h.out, "--local"));
         g_assert_nonnull (strstr (h.out, "no isolation"));
         g_assert_cmpint (none.status, ==, 125);
+        /* The assistant's command, under its name and under its first one. */
+        g_assert_nonnull (strstr (none.err, "  assistant "));
         ctl_clear (&v);
         ctl_clear (&h);
         ctl_clear (&none);
+        for (gsize i = 0; i < 2; i++) {
+                Ctl a = run_ctl (NULL, NULL, i ? "agent" : "assistant", "--help", NULL);
+
+                g_assert_cmpint (a.status, ==, 0);
+                g_assert_nonnull (strstr (a.out, "AI assistant"));
+                ctl_clear (&a);
+        }
 }
 
 static void

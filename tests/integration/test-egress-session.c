@@ -466,7 +466,7 @@ test_credentials (Fixture *fx, gconstpointer data)
         g_assert_no_error (error);
         g_assert_true (corral_secret_store_set_sync (info, CANARY, NULL, &error));
         g_assert_no_error (error);
-        /* the agent loop's provider key is for the host only: never in a VM's session */
+        /* the assistant loop's provider key is for the host only: never in a VM's session */
         g_assert_true (corral_secret_store_set_sync (provider, CANARY "-provider", NULL, &error));
         g_assert_no_error (error);
         start_session (fx, TRUE);

@@ -917,7 +917,7 @@ test_audit_bounded (Fx *fx, gconstpointer data)
         gint64 deadline;
         struct stat st;
 
-        /* The first denial is a line at once: the agent loop reads it right after the call. */
+        /* The first denial is a line at once: the assistant loop reads it right after the call. */
         g_string_free (req (fx, "GET http://flood.corral.test/ HTTP/1.0\r\n\r\n"), TRUE);
         wait_idle (fx);
         g_assert_cmpuint (denials_of (fx->audit, "flood.corral.test", &lines), ==, 1);

@@ -12,7 +12,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "corral-agent-source.h"
+#include "corral-assistant-source.h"
 #include "corral-application.h"
 #include "corral-demo-source.h"
 #include "corral-resources.h"
@@ -336,7 +336,7 @@ record_answer (CorralChatAnswer answer, gpointer user_data)
         *(int *) user_data = (int) answer;
 }
 
-/* Questions as the agent loop sends them: a host on this computer carries a warning and no
+/* Questions as the assistant loop sends them: a host on this computer carries a warning and no
  * suggested yes; the assistant's words and a file's name are shown as they are, escaped by the
  * loop (one line) and never read as markup (SECURITY.md L5). */
 static void
@@ -1186,7 +1186,7 @@ test_new_task_pauses (Fixture *f, gconstpointer data)
         wait_page (f, "session");
 }
 
-/* An earlier conversation as the agent loop keeps it: a task, a reply with a tool call, its
+/* An earlier conversation as the assistant loop keeps it: a task, a reply with a tool call, its
  * result, and the closing words. */
 static CorralLlmConversation *
 earlier_conversation (void)
@@ -1273,9 +1273,9 @@ test_reopen (Fixture *f, gconstpointer data)
                 corral_session_view_get_vm_name (corral_window_get_session_view (f->window)), ==,
                 "task-test");
 
-        /* What corral_agent_source_restore() shows for a resumed session. */
+        /* What corral_assistant_source_restore() shows for a resumed session. */
         chat = corral_session_view_get_chat (corral_window_get_session_view (f->window));
-        corral_agent_source_replay (conv, chat);
+        corral_assistant_source_replay (conv, chat);
         ui_test_spin (300);
         g_assert_nonnull (
                 ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, "List the reports in this folder"));

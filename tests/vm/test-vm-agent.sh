@@ -1,5 +1,5 @@
 #!/bin/bash
-# The agent loop against a booted minimal VM, through `corralctl agent` as a person would run it
+# The assistant loop against a booted minimal VM, through `corralctl assistant` as a person would run it
 # in a terminal, with the model played by corral-fake-llm: the model tries to delete a file in a
 # "can edit, but not delete" share, the sandbox refuses and the tool result says why, the model
 # asks for approval, the person (a pty here) says yes, and the host deletes exactly that file,
@@ -94,8 +94,8 @@ script() { # FILE: the three turns of one run
 	} >"$1"
 }
 
-# Runs `corralctl agent` on a pty (so it asks) and answers the approval with $1.
-run_agent() { # ANSWER
+# Runs `corralctl assistant` on a pty (so it asks) and answers the approval with $1.
+run_assistant() { # ANSWER
 	script "$DATA/script.json"
 	: >"$DATA/port"
 	"$FAKE" --script "$DATA/script.json" --record "$DATA/requests.jsonl" >"$DATA/port" &
@@ -105,7 +105,7 @@ run_agent() { # ANSWER
 	[ -n "$port" ] || fail "corral-fake-llm did not start"
 	OUT=$DATA/agent-$1.out
 	ANTHROPIC_BASE_URL=http://127.0.0.1:$port ANTHROPIC_API_KEY=test-key \
-		python3 - "$1" "$OUT" "$CTL" agent agtest "Remove the old draft" --provider anthropic --model fake <<'PY'
+		python3 - "$1" "$OUT" "$CTL" assistant agtest "Remove the old draft" --provider anthropic --model fake <<'PY'
 import os, pty, sys, time
 answer, out, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
 pid, fd = pty.fork()
@@ -133,12 +133,12 @@ PY
 	kill "$FAKE_PID" 2>/dev/null
 	wait "$FAKE_PID" 2>/dev/null
 	FAKE_PID=
-	[ "$rc" = 99 ] && fail "the agent never asked for approval"
+	[ "$rc" = 99 ] && fail "the assistant never asked for approval"
 	return "$rc"
 }
 
 log "the person says no: nothing is deleted"
-run_agent n || fail "corralctl agent failed (exit $?)"
+run_assistant n || fail "corralctl assistant failed (exit $?)"
 [ -e "$DATA/notes/old.txt" ] || fail "a denied deletion happened"
 grep -q 'denied' "$OUT" || fail "the denial was not shown"
 # The refused rm was explained to the model in its tool result.
@@ -147,7 +147,7 @@ grep -q 'no-delete\|not delete\|Blocked by the sandbox' "$DATA/requests.jsonl" |
 
 log "the person says yes: exactly that file is deleted, a copy is kept"
 rm -f "$DATA/requests.jsonl"
-run_agent y || fail "corralctl agent failed (exit $?)"
+run_assistant y || fail "corralctl assistant failed (exit $?)"
 [ -e "$DATA/notes/old.txt" ] && fail "the approved deletion did not happen"
 [ -e "$DATA/notes/keep.txt" ] || fail "another file went missing"
 grep -q 'allowed' "$OUT" || fail "the approval was not shown"

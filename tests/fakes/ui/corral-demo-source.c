@@ -145,7 +145,7 @@ run_step (CorralDemoSource *self)
                                    "like to remove it.");
                 return TRUE;
         case 6:
-                /* As in the agent loop: the call runs while the person is asked. */
+                /* As in the assistant loop: the call runs while the person is asked. */
                 t = make_tool ("t3", "delete", "report-old.docx", NULL);
                 corral_chat_source_emit_tool_started (src, t);
                 ask (self, CORRAL_CHAT_APPROVAL_DELETE, "/workspace/Documents/report-old.docx",
