@@ -124,41 +124,6 @@ connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
                 self->assistant_cancellable, on_assistant_ready, g_object_ref (self));
 }
 
-/* Worker thread: the task's record, so it can be reopened even after its VM is removed. */
-static gpointer
-save_record (gpointer record, GCancellable *cancellable, GError **error)
-{
-        return corral_task_record_save (record, error) ? GINT_TO_POINTER (TRUE) : NULL;
-}
-
-typedef struct {
-        CorralWindow *window;
-        CorralLaunchResult *result;
-} Recorded;
-
-static void
-on_record_saved (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        Recorded *r = user_data;
-        g_autoptr (GError) error = NULL;
-
-        /* Only reopening the task later depends on it; the task itself goes on. */
-        if (!corral_run_in_thread_finish (res, &error)) {
-                g_message ("Could not record the task: %s", error->message);
-                if (!gtk_widget_in_destruction (GTK_WIDGET (r->window)))
-                        adw_toast_overlay_add_toast (
-                                ADW_TOAST_OVERLAY (r->window->toasts),
-                                adw_toast_new (
-                                        _ ("This task will not be listed under Earlier Tasks")));
-        }
-        /* After the record: the assistant adds its session id to it. */
-        if (!gtk_widget_in_destruction (GTK_WIDGET (r->window)))
-                connect_assistant (r->window, r->result);
-        g_object_unref (r->window);
-        corral_launch_result_free (r->result);
-        g_free (r);
-}
-
 static void
 on_started (GObject *source, GAsyncResult *res, gpointer user_data)
 {
@@ -181,19 +146,11 @@ on_started (GObject *source, GAsyncResult *res, gpointer user_data)
                 CORRAL_SESSION_VIEW (self->session),
                 result->agent_client ? CORRAL_AGENT_CLIENT (result->agent_client) : NULL);
         show_page (self, "session");
-        if (self->config) {
-                CorralTaskRecord *record = g_new0 (CorralTaskRecord, 1);
-                Recorded *r = g_new0 (Recorded, 1);
-
-                record->vm_name = g_strdup (result->vm_name);
-                record->config = corral_task_config_copy (self->config);
-                record->created = g_get_real_time () / G_USEC_PER_SEC;
-                r->window = g_object_ref (self);
-                r->result = g_steal_pointer (&result);
-                corral_run_in_thread (save_record, record, (GDestroyNotify) corral_task_record_free,
-                                      NULL, NULL, on_record_saved, r);
-                return;
-        }
+        /* The task runs; only finding it again later depends on its record. */
+        if (result->record_error)
+                adw_toast_overlay_add_toast (
+                        ADW_TOAST_OVERLAY (self->toasts),
+                        adw_toast_new (_ ("This task will not be listed under Earlier Tasks")));
         connect_assistant (self, result);
 }
 

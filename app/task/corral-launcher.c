@@ -8,7 +8,9 @@
 
 #include "corral-image.h"
 #include "corral-vm-manager.h"
+#include "corral-task-record.h"
 #include "corral-task-start.h"
+#include "corral-thread.h"
 #include "fs-managed.h"
 
 CorralTaskConfig *
@@ -48,6 +50,7 @@ corral_launch_result_free (CorralLaunchResult *result)
         g_free (result->vm_dir);
         g_free (result->accel);
         g_clear_object (&result->agent_client);
+        g_free (result->record_error);
         g_free (result);
 }
 
@@ -69,6 +72,67 @@ corral_launcher_default_init (CorralLauncherInterface *iface)
 {
 }
 
+typedef struct {
+        CorralTaskConfig *config;
+        CorralLaunchResult *result;
+} Start;
+
+static void
+start_free (Start *st)
+{
+        corral_task_config_free (st->config);
+        corral_launch_result_free (st->result);
+        g_free (st);
+}
+
+/* Worker thread: the task's record, so it can be reopened even after its VM is removed. */
+static gpointer
+save_record (gpointer data, GCancellable *cancellable, GError **error)
+{
+        Start *st = data;
+        g_autoptr (CorralTaskRecord) record = g_new0 (CorralTaskRecord, 1);
+
+        record->vm_name = g_strdup (st->result->vm_name);
+        record->config = corral_task_config_copy (st->config);
+        record->created = g_get_real_time () / G_USEC_PER_SEC;
+        return corral_task_record_save (record, error) ? GINT_TO_POINTER (TRUE) : NULL;
+}
+
+static void
+on_record_saved (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GTask) task = user_data;
+        Start *st = g_task_get_task_data (task);
+        g_autoptr (GError) error = NULL;
+
+        /* Only reopening the task later depends on it: the task itself goes on, and the
+         * caller says what is missing. */
+        if (!corral_run_in_thread_finish (res, &error)) {
+                g_message ("Could not record the task: %s", error->message);
+                st->result->record_error = g_strdup (error->message);
+        }
+        g_task_return_pointer (task, g_steal_pointer (&st->result),
+                               (GDestroyNotify) corral_launch_result_free);
+}
+
+static void
+on_impl_started (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Start *st = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        st->result = CORRAL_LAUNCHER_GET_IFACE (source)->start_finish (CORRAL_LAUNCHER (source),
+                                                                       res, &error);
+        if (!st->result) {
+                g_task_return_error (task, error);
+                g_object_unref (task);
+                return;
+        }
+        /* Saved before the start is over: the assistant adds its session id to it next. */
+        corral_run_in_thread (save_record, st, NULL, NULL, NULL, on_record_saved, task);
+}
+
 void
 corral_launcher_start_async (CorralLauncher *self,
                              const CorralTaskConfig *config,
@@ -78,17 +142,27 @@ corral_launcher_start_async (CorralLauncher *self,
                              GAsyncReadyCallback callback,
                              gpointer user_data)
 {
+        GTask *task;
+        Start *st;
+
         g_return_if_fail (CORRAL_IS_LAUNCHER (self));
         g_return_if_fail (config != NULL && config->folder != NULL);
+
+        task = g_task_new (self, cancellable, callback, user_data);
+        g_task_set_source_tag (task, corral_launcher_start_async);
+        st = g_new0 (Start, 1);
+        st->config = corral_task_config_copy (config);
+        g_task_set_task_data (task, st, (GDestroyNotify) start_free);
         CORRAL_LAUNCHER_GET_IFACE (self)->start_async (self, config, progress, progress_data,
-                                                       cancellable, callback, user_data);
+                                                       cancellable, on_impl_started, task);
 }
 
 CorralLaunchResult *
 corral_launcher_start_finish (CorralLauncher *self, GAsyncResult *result, GError **error)
 {
         g_return_val_if_fail (CORRAL_IS_LAUNCHER (self), NULL);
-        return CORRAL_LAUNCHER_GET_IFACE (self)->start_finish (self, result, error);
+        g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+        return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 void

@@ -51,8 +51,11 @@ typedef struct {
         char *vm_name;
         char *vm_dir; /* shares.json, audit.jsonl, egress.jsonl, egress-policy.json */
         char *accel; /* "kvm", "tcg" */
-        GObject *
-                agent_client; /* (nullable) a connected CorralAgentClient, for the assistant loop */
+        /* (nullable) a connected CorralAgentClient, for the assistant loop */
+        GObject *agent_client;
+        /* (nullable) a new task's record could not be saved (corral-task-record.h): the task
+         * runs, but will not be found among the earlier ones. */
+        char *record_error;
 } CorralLaunchResult;
 
 void corral_launch_result_free (CorralLaunchResult *result);
@@ -73,7 +76,8 @@ G_DECLARE_INTERFACE (CorralLauncher, corral_launcher, CORRAL, LAUNCHER, GObject)
 struct _CorralLauncherInterface {
         GTypeInterface parent_iface;
 
-        /* progress is called on the caller's main context until the callback runs. */
+        /* progress is called on the caller's main context until the callback runs. The
+         * public corral_launcher_start_async() also saves the new task's record. */
         void (*start_async) (CorralLauncher *self,
                              const CorralTaskConfig *config,
                              CorralLaunchProgressFunc progress,
@@ -116,6 +120,9 @@ struct _CorralLauncherInterface {
                                               GError **error);
 };
 
+/* Starts a new task's workspace (the implementation's start_async) and saves the task's record
+ * (corral-task-record.h) before it returns, so that the task can be found and reopened later;
+ * a record that cannot be saved is said in the result's record_error, not a failed start. */
 void corral_launcher_start_async (CorralLauncher *self,
                                   const CorralTaskConfig *config,
                                   CorralLaunchProgressFunc progress,
