@@ -30,6 +30,7 @@ corral_task_record_free (CorralTaskRecord *record)
         g_free (record->vm_name);
         corral_task_config_free (record->config);
         g_free (record->session_id);
+        g_free (record->title);
         g_free (record);
 }
 
@@ -152,12 +153,70 @@ parse_config (const cJSON *obj, CorralTaskConfig *config, GError **error)
         return TRUE;
 }
 
+/* One line of text, nothing a terminal or a label would act on, not blank. */
+static gboolean
+title_is_clean (const char *title)
+{
+        gboolean blank = TRUE;
+
+        for (const char *p = title; *p; p = g_utf8_next_char (p)) {
+                gunichar c = g_utf8_get_char (p);
+
+                if (g_unichar_iscntrl (c) || g_unichar_type (c) == G_UNICODE_FORMAT ||
+                    g_unichar_type (c) == G_UNICODE_LINE_SEPARATOR ||
+                    g_unichar_type (c) == G_UNICODE_PARAGRAPH_SEPARATOR)
+                        return FALSE;
+                if (!g_unichar_isspace (c))
+                        blank = FALSE;
+        }
+        return !blank;
+}
+
+char *
+corral_task_record_make_title (const char *text)
+{
+        g_autoptr (GString) out = g_string_new (NULL);
+        gboolean space = FALSE;
+
+        if (!text || !g_utf8_validate (text, -1, NULL))
+                return NULL;
+        for (const char *p = text; *p; p = g_utf8_next_char (p)) {
+                gunichar c = g_utf8_get_char (p);
+                GUnicodeType type = g_unichar_type (c);
+
+                /* Line breaks and tabs become one space; other controls and format characters
+                 * (bidi overrides) go. */
+                if (g_unichar_isspace (c) || type == G_UNICODE_LINE_SEPARATOR ||
+                    type == G_UNICODE_PARAGRAPH_SEPARATOR) {
+                        space = out->len > 0;
+                        continue;
+                }
+                if (g_unichar_iscntrl (c) || type == G_UNICODE_FORMAT)
+                        continue;
+                if (space)
+                        g_string_append_c (out, ' ');
+                space = FALSE;
+                g_string_append_unichar (out, c);
+        }
+        if (out->len > CORRAL_TASK_RECORD_MAX_TITLE) {
+                const char *end = out->str + CORRAL_TASK_RECORD_MAX_TITLE - strlen ("…");
+
+                /* Back to the start of the character that would not fit whole. */
+                end = g_utf8_find_prev_char (out->str, end + 1);
+                g_string_truncate (out, (gsize) (end - out->str));
+                while (out->len && out->str[out->len - 1] == ' ')
+                        g_string_truncate (out, out->len - 1);
+                g_string_append (out, "…");
+        }
+        return out->len ? g_string_free (g_steal_pointer (&out), FALSE) : NULL;
+}
+
 CorralTaskRecord *
 corral_task_record_from_json (const char *text, gsize len, GError **error)
 {
         g_autoptr (CorralTaskRecord) record = g_new0 (CorralTaskRecord, 1);
         cJSON *root;
-        const char *vm_name, *session;
+        const char *vm_name, *session, *title;
         double version, created;
         gboolean ok;
 
@@ -178,15 +237,19 @@ corral_task_record_from_json (const char *text, gsize len, GError **error)
         ok = get_int (root, "version", RECORD_VERSION, RECORD_VERSION, &version, error) &&
              get_string (root, "vm", 64, FALSE, &vm_name, error) &&
              get_string (root, "session", 64, TRUE, &session, error) &&
+             get_string (root, "title", CORRAL_TASK_RECORD_MAX_TITLE, TRUE, &title, error) &&
              get_int (root, "created", 0, 1e15, &created, error) &&
              parse_config (root, record->config, error);
         if (ok && !corral_domain_name_is_valid (vm_name))
                 ok = invalid (error, _ ("the workspace name is not valid"));
         if (ok && session && !corral_assistant_store_id_is_valid (session))
                 ok = invalid (error, _ ("the session id is not valid"));
+        if (ok && title && !title_is_clean (title))
+                ok = invalid (error, _ ("the title is not one line of text"));
         if (ok) {
                 record->vm_name = g_strdup (vm_name);
                 record->session_id = g_strdup (session);
+                record->title = g_strdup (title);
                 record->created = (gint64) created;
         }
         cJSON_Delete (root);
@@ -205,6 +268,8 @@ corral_task_record_to_json (const CorralTaskRecord *record)
         cJSON_AddStringToObject (root, "vm", record->vm_name);
         if (record->session_id)
                 cJSON_AddStringToObject (root, "session", record->session_id);
+        if (record->title)
+                cJSON_AddStringToObject (root, "title", record->title);
         cJSON_AddNumberToObject (root, "created", (double) record->created);
         cJSON_AddStringToObject (root, "folder", config->folder);
         cJSON_AddStringToObject (root, "mode", fs_mode_to_string (config->mode));
@@ -303,8 +368,12 @@ corral_task_record_save (const CorralTaskRecord *record, GError **error)
                 return FALSE;
         }
         copy = *record;
-        if (!copy.session_id && (old = load_locked (record->vm_name, NULL)))
-                copy.session_id = old->session_id;
+        if ((!copy.session_id || !copy.title) && (old = load_locked (record->vm_name, NULL))) {
+                if (!copy.session_id)
+                        copy.session_id = old->session_id;
+                if (!copy.title)
+                        copy.title = old->title;
+        }
         return write_locked (&copy, error);
 }
 
@@ -324,6 +393,25 @@ corral_task_record_set_session (const char *vm_name, const char *session_id, GEr
                 return FALSE;
         g_free (record->session_id);
         record->session_id = g_strdup (session_id);
+        return write_locked (record, error);
+}
+
+gboolean
+corral_task_record_set_title (const char *vm_name,
+                              const char *title,
+                              gboolean only_if_untitled,
+                              GError **error)
+{
+        G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&record_lock);
+        g_autoptr (CorralTaskRecord) record = NULL;
+
+        g_return_val_if_fail (vm_name != NULL, FALSE);
+        if (!(record = load_locked (vm_name, error)))
+                return FALSE;
+        if (only_if_untitled && record->title)
+                return TRUE;
+        g_free (record->title);
+        record->title = corral_task_record_make_title (title);
         return write_locked (record, error);
 }
 

@@ -29,6 +29,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         g_assert_nonnull (again);
         g_assert_cmpstr (again->vm_name, ==, record->vm_name);
         g_assert_cmpstr (again->session_id, ==, record->session_id);
+        g_assert_cmpstr (again->title, ==, record->title);
         g_assert_cmpint (again->created, ==, record->created);
         g_assert_cmpstr (again->config->folder, ==, record->config->folder);
         g_assert_cmpint (again->config->mode, ==, record->config->mode);
