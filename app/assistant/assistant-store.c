@@ -41,6 +41,57 @@ corral_assistant_store_root (void)
         return g_build_filename (g_get_user_state_dir (), "corral", "sessions", NULL);
 }
 
+gboolean
+corral_assistant_store_remove (const char *id, GError **error)
+{
+        g_autofree char *root = corral_assistant_store_root ();
+        g_autofree char *dir = NULL;
+        g_autoptr (GDir) entries = NULL;
+        g_autoptr (GError) local = NULL;
+        const char *name;
+
+        if (!corral_assistant_store_id_is_valid (id)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                             _ ("“%s” is not a session id"), id);
+                return FALSE;
+        }
+        dir = g_build_filename (root, id, NULL);
+        if (!(entries = g_dir_open (dir, 0, &local))) {
+                if (g_error_matches (local, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+                        return TRUE;
+                g_propagate_error (error, g_steal_pointer (&local));
+                return FALSE;
+        }
+        while ((name = g_dir_read_name (entries))) {
+                g_autofree char *path = g_build_filename (dir, name, NULL);
+                GStatBuf st;
+
+                /* Never followed: a link is not the store's to remove through. */
+                if (g_lstat (path, &st) == 0 && !S_ISREG (st.st_mode)) {
+                        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                                     _ ("The conversation's folder %s holds %s, which Corral did "
+                                        "not write; it was left there"),
+                                     dir, name);
+                        return FALSE;
+                }
+                if (g_unlink (path) < 0 && errno != ENOENT) {
+                        int errsv = errno;
+
+                        g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                                     _ ("Could not remove %s: %s"), path, g_strerror (errsv));
+                        return FALSE;
+                }
+        }
+        if (g_rmdir (dir) < 0 && errno != ENOENT) {
+                int errsv = errno;
+
+                g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                             _ ("Could not remove %s: %s"), dir, g_strerror (errsv));
+                return FALSE;
+        }
+        return TRUE;
+}
+
 static AssistantStore *
 store_new_for (const char *id)
 {

@@ -29,6 +29,11 @@ gboolean corral_assistant_store_id_is_valid (const char *id);
 /* (transfer full) $XDG_STATE_HOME/corral/sessions */
 char *corral_assistant_store_root (void);
 
+/* Removes the session's folder and the files in it (its transcript and audit logs); a session
+ * that has none is not an error. The folder holds only files the store wrote: anything else in
+ * it (a folder, a link) is left, and the error says so. Blocking. */
+gboolean corral_assistant_store_remove (const char *id, GError **error);
+
 /* A new id; nothing is created until the first write. */
 AssistantStore *assistant_store_new (void);
 /* An existing session: fails with G_IO_ERROR_NOT_FOUND for an unknown id. */

@@ -11,6 +11,7 @@
 #include "corral-task-record.h"
 #include "corral-task-start.h"
 #include "corral-thread.h"
+#include "assistant-store.h"
 #include "fs-managed.h"
 
 CorralTaskConfig *
@@ -257,4 +258,207 @@ corral_launch_error_explain (const GError *error, char **ret_title, char **ret_h
         *ret_title = g_strdup (title);
         /* Otherwise the lower layers' messages already say what to install. */
         *ret_hint = g_strdup (hint ? hint : error->message);
+}
+
+/* Tasks ------------------------------------------------------------------------------------- */
+
+void
+corral_task_info_free (CorralTaskInfo *info)
+{
+        if (!info)
+                return;
+        g_free (info->vm_name);
+        g_free (info->title);
+        g_free (info->folder);
+        g_free (info->state);
+        g_free (info);
+}
+
+static gpointer
+list_records (gpointer data, GCancellable *cancellable, GError **error)
+{
+        return corral_task_record_list ();
+}
+
+static void
+on_tasks_listed (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GTask) task = user_data;
+        GPtrArray *records = g_task_get_task_data (task);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) vms = CORRAL_LAUNCHER_GET_IFACE (source)->list_finish (
+                CORRAL_LAUNCHER (source), res, &error);
+        GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) corral_task_info_free);
+
+        /* The records are the tasks; the workspaces only say how each one is. */
+        if (!vms && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                g_message ("Could not list the workspaces: %s", error->message);
+        for (guint i = 0; i < records->len; i++) {
+                const CorralTaskRecord *record = records->pdata[i];
+                CorralTaskInfo *info = g_new0 (CorralTaskInfo, 1);
+
+                info->vm_name = g_strdup (record->vm_name);
+                info->named = record->title != NULL;
+                info->title = record->title ? g_strdup (record->title)
+                                            : g_path_get_basename (record->config->folder);
+                info->folder = g_strdup (record->config->folder);
+                info->mode = record->config->mode;
+                info->created = record->created;
+                for (guint j = 0; vms && j < vms->len; j++) {
+                        const CorralSessionInfo *vm = vms->pdata[j];
+
+                        if (g_str_equal (vm->vm_name, record->vm_name))
+                                info->state = g_strdup (vm->state);
+                }
+                if (!info->state)
+                        info->state = g_strdup (vms ? _ ("Workspace removed, set up again when "
+                                                         "opened")
+                                                    : _ ("State unknown"));
+                g_ptr_array_add (out, info);
+        }
+        g_task_return_pointer (task, out, (GDestroyNotify) g_ptr_array_unref);
+}
+
+static void
+on_records_listed (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        GError *error = NULL;
+        GPtrArray *records = corral_run_in_thread_finish (res, &error);
+
+        if (!records) {
+                g_task_return_error (task, error);
+                g_object_unref (task);
+                return;
+        }
+        g_task_set_task_data (task, records, (GDestroyNotify) g_ptr_array_unref);
+        CORRAL_LAUNCHER_GET_IFACE (g_task_get_source_object (task))
+                ->list_async (g_task_get_source_object (task), g_task_get_cancellable (task),
+                              on_tasks_listed, task);
+}
+
+void
+corral_launcher_list_tasks_async (CorralLauncher *self,
+                                  GCancellable *cancellable,
+                                  GAsyncReadyCallback callback,
+                                  gpointer user_data)
+{
+        GTask *task;
+
+        g_return_if_fail (CORRAL_IS_LAUNCHER (self));
+        task = g_task_new (self, cancellable, callback, user_data);
+        g_task_set_source_tag (task, corral_launcher_list_tasks_async);
+        corral_run_in_thread (list_records, NULL, NULL, (GDestroyNotify) g_ptr_array_unref,
+                              cancellable, on_records_listed, task);
+}
+
+GPtrArray *
+corral_launcher_list_tasks_finish (CorralLauncher *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+        return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+typedef struct {
+        char *vm_name;
+        char *session_id; /* from the record, once loaded */
+} Removal;
+
+static void
+removal_free (Removal *r)
+{
+        g_free (r->vm_name);
+        g_free (r->session_id);
+        g_free (r);
+}
+
+/* Worker thread: the conversation, then the record (last: while it is there, the task is
+ * listed and can be removed again). */
+static gpointer
+forget_task (gpointer data, GCancellable *cancellable, GError **error)
+{
+        Removal *r = data;
+
+        if (r->session_id && !corral_assistant_store_remove (r->session_id, error))
+                return NULL;
+        return corral_task_record_remove (r->vm_name, error) ? GINT_TO_POINTER (TRUE) : NULL;
+}
+
+static void
+on_task_forgotten (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GTask) task = user_data;
+        GError *error = NULL;
+
+        if (corral_run_in_thread_finish (res, &error))
+                g_task_return_boolean (task, TRUE);
+        else
+                g_task_return_error (task, error);
+}
+
+static void
+on_workspace_removed (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        GError *error = NULL;
+
+        if (!CORRAL_LAUNCHER_GET_IFACE (source)->remove_finish (CORRAL_LAUNCHER (source), res,
+                                                                &error)) {
+                g_task_return_error (task, error);
+                g_object_unref (task);
+                return;
+        }
+        corral_run_in_thread (forget_task, g_task_get_task_data (task), NULL, NULL, NULL,
+                              on_task_forgotten, task);
+}
+
+/* Worker thread: which conversation belongs to the task. */
+static gpointer
+find_session (gpointer data, GCancellable *cancellable, GError **error)
+{
+        Removal *r = data;
+        g_autoptr (CorralTaskRecord) record = corral_task_record_load (r->vm_name, NULL);
+
+        if (record)
+                r->session_id = g_strdup (record->session_id);
+        return GINT_TO_POINTER (TRUE);
+}
+
+static void
+on_session_found (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Removal *r = g_task_get_task_data (task);
+        CorralLauncher *self = g_task_get_source_object (task);
+
+        corral_run_in_thread_finish (res, NULL);
+        CORRAL_LAUNCHER_GET_IFACE (self)->remove_async (
+                self, r->vm_name, g_task_get_cancellable (task), on_workspace_removed, task);
+}
+
+void
+corral_launcher_remove_task_async (CorralLauncher *self,
+                                   const char *vm_name,
+                                   GCancellable *cancellable,
+                                   GAsyncReadyCallback callback,
+                                   gpointer user_data)
+{
+        GTask *task;
+        Removal *r;
+
+        g_return_if_fail (CORRAL_IS_LAUNCHER (self));
+        g_return_if_fail (vm_name != NULL);
+        task = g_task_new (self, cancellable, callback, user_data);
+        g_task_set_source_tag (task, corral_launcher_remove_task_async);
+        r = g_new0 (Removal, 1);
+        r->vm_name = g_strdup (vm_name);
+        g_task_set_task_data (task, r, (GDestroyNotify) removal_free);
+        corral_run_in_thread (find_session, r, NULL, NULL, NULL, on_session_found, task);
+}
+
+gboolean
+corral_launcher_remove_task_finish (CorralLauncher *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+        return g_task_propagate_boolean (G_TASK (result), error);
 }

@@ -118,6 +118,14 @@ struct _CorralLauncherInterface {
         CorralLaunchResult *(*resume_finish) (CorralLauncher *self,
                                               GAsyncResult *result,
                                               GError **error);
+        /* Removes the task's workspace: its VM and the VM's folder. A workspace that is gone
+         * already is not an error. */
+        void (*remove_async) (CorralLauncher *self,
+                              const char *vm_name,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data);
+        gboolean (*remove_finish) (CorralLauncher *self, GAsyncResult *result, GError **error);
 };
 
 /* Starts a new task's workspace (the implementation's start_async) and saves the task's record
@@ -155,6 +163,41 @@ void corral_launcher_resume_async (CorralLauncher *self,
 /* (transfer full) */
 CorralLaunchResult *
 corral_launcher_resume_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
+
+/* A task the person made in the app, for the tasks page: its record and its workspace. */
+typedef struct {
+        char *vm_name;
+        char *title; /* what the person calls it: its name, else its folder's name */
+        gboolean named; /* title is the person's (their first request or a rename) */
+        char *folder;
+        FsMode mode;
+        gint64 created; /* seconds since the epoch */
+        /* the workspace's state in words ("Workspace removed, …" when only the record is left) */
+        char *state;
+} CorralTaskInfo;
+
+void corral_task_info_free (CorralTaskInfo *info);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralTaskInfo, corral_task_info_free)
+
+/* (element-type CorralTaskInfo) the tasks with a record, newest first; workspaces made
+ * elsewhere (corralctl, the warm pool) are not tasks and are left out. A launcher that cannot
+ * list its workspaces still lists the records. */
+void corral_launcher_list_tasks_async (CorralLauncher *self,
+                                       GCancellable *cancellable,
+                                       GAsyncReadyCallback callback,
+                                       gpointer user_data);
+GPtrArray *
+corral_launcher_list_tasks_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
+
+/* Removes a task: its workspace (VM and VM folder), its conversation and its record. The
+ * person's shared folder is never touched. */
+void corral_launcher_remove_task_async (CorralLauncher *self,
+                                        const char *vm_name,
+                                        GCancellable *cancellable,
+                                        GAsyncReadyCallback callback,
+                                        gpointer user_data);
+gboolean
+corral_launcher_remove_task_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
 
 /* The words for a failed start: a title, and one line that says what to do (what to install).
  * (transfer full) both. */

@@ -543,6 +543,62 @@ vm_resume_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error
         return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* Removing ------------------------------------------------------------------------------------ */
+
+static void
+on_removed (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GTask) task = user_data;
+        GError *error = NULL;
+
+        if (corral_vm_manager_op_finish (CORRAL_VM_MANAGER (source), res, &error) ||
+            g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM)) {
+                g_clear_error (&error);
+                g_task_return_boolean (task, TRUE);
+                return;
+        }
+        g_task_return_error (task, error);
+}
+
+static void
+on_opened_for_remove (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        CorralVmLauncher *self = g_task_get_source_object (task);
+        GError *error = NULL;
+
+        if (res) {
+                CorralVmManager *manager = corral_vm_manager_open_finish (res, &error);
+                if (fail_if (task, error))
+                        return;
+                g_set_object (&self->manager, manager);
+                g_object_unref (manager);
+        } else {
+                g_object_unref (self->manager);
+        }
+        corral_vm_manager_op_async (self->manager, g_task_get_task_data (task), CORRAL_VM_OP_REMOVE,
+                                    g_task_get_cancellable (task), on_removed, task);
+}
+
+static void
+vm_remove_async (CorralLauncher *launcher,
+                 const char *vm_name,
+                 GCancellable *cancellable,
+                 GAsyncReadyCallback callback,
+                 gpointer user_data)
+{
+        GTask *task = g_task_new (launcher, cancellable, callback, user_data);
+
+        g_task_set_task_data (task, g_strdup (vm_name), g_free);
+        ensure_manager (task, on_opened_for_remove);
+}
+
+static gboolean
+vm_remove_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
+{
+        return g_task_propagate_boolean (G_TASK (result), error);
+}
+
 static void
 corral_vm_launcher_iface_init (CorralLauncherInterface *iface)
 {
@@ -554,6 +610,8 @@ corral_vm_launcher_iface_init (CorralLauncherInterface *iface)
         iface->list_finish = vm_list_finish;
         iface->resume_async = vm_resume_async;
         iface->resume_finish = vm_resume_finish;
+        iface->remove_async = vm_remove_async;
+        iface->remove_finish = vm_remove_finish;
 }
 
 static void

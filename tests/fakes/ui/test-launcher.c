@@ -4,6 +4,8 @@
  */
 #include "test-launcher.h"
 
+#include <glib/gstdio.h>
+
 #include "corral-shares.h"
 #include "corral-vm-manager.h"
 
@@ -118,6 +120,33 @@ tl_resume_async (CorralLauncher *launcher,
         progress (CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL, progress_data);
 }
 
+/* The workspace goes as the real one does: "task-test" loses its folder's shares. */
+static void
+tl_remove_async (CorralLauncher *launcher,
+                 const char *vm_name,
+                 GCancellable *cancellable,
+                 GAsyncReadyCallback callback,
+                 gpointer user_data)
+{
+        TestLauncher *self = TEST_LAUNCHER (launcher);
+        g_autoptr (GTask) task = g_task_new (launcher, cancellable, callback, user_data);
+
+        g_free (self->removed);
+        self->removed = g_strdup (vm_name);
+        if (g_str_equal (vm_name, "task-test")) {
+                g_autofree char *shares = g_build_filename (self->vm_dir, "shares.json", NULL);
+
+                g_unlink (shares);
+        }
+        g_task_return_boolean (task, TRUE);
+}
+
+static gboolean
+tl_remove_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
+{
+        return g_task_propagate_boolean (G_TASK (result), error);
+}
+
 static void
 test_launcher_iface_init (CorralLauncherInterface *iface)
 {
@@ -129,6 +158,8 @@ test_launcher_iface_init (CorralLauncherInterface *iface)
         iface->list_finish = tl_list_finish;
         iface->resume_async = tl_resume_async;
         iface->resume_finish = tl_start_finish;
+        iface->remove_async = tl_remove_async;
+        iface->remove_finish = tl_remove_finish;
 }
 
 static void
@@ -139,6 +170,7 @@ test_launcher_finalize (GObject *object)
         g_clear_object (&self->task);
         g_free (self->vm_dir);
         g_free (self->resumed);
+        g_free (self->removed);
         G_OBJECT_CLASS (test_launcher_parent_class)->finalize (object);
 }
 
