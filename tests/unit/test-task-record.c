@@ -5,7 +5,9 @@
  */
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "assistant-store.h"
 #include "corral-task-record.h"
 
 static void
@@ -126,6 +128,47 @@ test_title_read_back (void)
         }
 }
 
+/* Removing a task removes its conversation: the store's files only, never through a link. */
+static void
+test_conversation_removed (void)
+{
+        g_autofree char *state = g_dir_make_tmp ("task-record-XXXXXX", NULL);
+        g_autofree char *root = NULL, *dir = NULL, *file = NULL, *outside = NULL, *link = NULL;
+        g_autofree char *cmd = NULL;
+        g_autoptr (GError) error = NULL;
+
+        g_setenv ("XDG_STATE_HOME", state, TRUE);
+        root = corral_assistant_store_root ();
+        dir = g_build_filename (root, "s-1", NULL);
+        g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+        file = g_build_filename (dir, "transcript.jsonl", NULL);
+        g_assert_true (g_file_set_contents (file, "{}\n", -1, NULL));
+        g_free (file);
+        file = g_build_filename (dir, "task-1.audit.jsonl", NULL);
+        g_assert_true (g_file_set_contents (file, "{}\n", -1, NULL));
+        g_assert_true (corral_assistant_store_remove ("s-1", &error));
+        g_assert_no_error (error);
+        g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+        /* Gone already: nothing to do. */
+        g_assert_true (corral_assistant_store_remove ("s-1", &error));
+        /* Not an id: never a path. */
+        g_assert_false (corral_assistant_store_remove ("../s-1", &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+        g_clear_error (&error);
+        /* A link in the folder is not followed, and the folder stays. */
+        g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+        outside = g_build_filename (state, "precious.txt", NULL);
+        g_assert_true (g_file_set_contents (outside, "keep", -1, NULL));
+        link = g_build_filename (dir, "a-link", NULL);
+        g_assert_cmpint (symlink (outside, link), ==, 0);
+        g_assert_false (corral_assistant_store_remove ("s-1", &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE);
+        g_assert_true (g_file_test (outside, G_FILE_TEST_IS_REGULAR));
+        g_assert_true (g_file_test (link, G_FILE_TEST_IS_SYMLINK));
+        cmd = g_strdup_printf ("rm -rf '%s'", state);
+        g_assert_true (g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -133,5 +176,6 @@ main (int argc, char **argv)
         g_test_add_func ("/task-record/make-title", test_make_title);
         g_test_add_func ("/task-record/title-kept", test_title_kept);
         g_test_add_func ("/task-record/title-read-back", test_title_read_back);
+        g_test_add_func ("/task-record/conversation-removed", test_conversation_removed);
         return g_test_run ();
 }
