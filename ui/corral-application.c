@@ -127,7 +127,7 @@ on_sessions (GSimpleAction *action, GVariant *param, gpointer user_data)
         CorralWindow *win = current_window (user_data);
 
         if (win)
-                corral_window_show_sessions (win);
+                corral_window_show_tasks (win);
 }
 
 static void

@@ -21,6 +21,7 @@ struct _CorralAssistantSource {
         gboolean resumed; /* restore() replays the session's conversation */
         char *restore_notice; /* (nullable) why the earlier conversation is not shown */
         gboolean network_alerted; /* the VM's network went off and the person was told */
+        char *vm_name; /* (nullable) the task's workspace, whose record the first request names */
 };
 
 static void chat_source_init (CorralChatSourceInterface *iface);
@@ -190,6 +191,29 @@ task_done (GObject *object, GAsyncResult *result, gpointer user_data)
         corral_chat_source_emit_task_finished (CORRAL_CHAT_SOURCE (self), message);
 }
 
+/* Worker thread: the task is named after the person's first request (corral-task-record.h);
+ * a task that has a name keeps it. */
+static gpointer
+name_task (gpointer data, GCancellable *cancellable, GError **error)
+{
+        char **vm_and_text = data;
+
+        return corral_task_record_set_title (vm_and_text[0], vm_and_text[1], TRUE, error)
+                       ? GINT_TO_POINTER (TRUE)
+                       : NULL;
+}
+
+static void
+on_task_named (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GError) error = NULL;
+
+        /* Only the list of tasks shows it; a task without a record has nothing to name. */
+        if (!corral_run_in_thread_finish (res, &error) &&
+            !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+                g_message ("Could not name the task: %s", error->message);
+}
+
 static void
 source_send (CorralChatSource *source, const char *text)
 {
@@ -201,6 +225,10 @@ source_send (CorralChatSource *source, const char *text)
                                                            "done."));
                 return;
         }
+        if (self->vm_name)
+                corral_run_in_thread (name_task,
+                                      g_strdupv ((char *[]){ self->vm_name, (char *) text, NULL }),
+                                      (GDestroyNotify) g_strfreev, NULL, NULL, on_task_named, NULL);
         self->cancellable = g_cancellable_new ();
         corral_assistant_session_run_task_async (self->session, text, self->cancellable, task_done,
                                                  g_object_ref (self));
@@ -234,6 +262,7 @@ corral_assistant_source_dispose (GObject *object)
                 g_signal_handlers_disconnect_by_data (self->session, self);
         g_clear_object (&self->session);
         g_clear_pointer (&self->restore_notice, g_free);
+        g_clear_pointer (&self->vm_name, g_free);
         G_OBJECT_CLASS (corral_assistant_source_parent_class)->dispose (object);
 }
 
@@ -461,6 +490,7 @@ corral_assistant_source_new_finish (GAsyncResult *result, GError **error)
         corral_assistant_session_set_credential_names (session, (const char *const *) m->names);
         self = corral_assistant_source_new (session);
         self->resumed = m->resume;
+        self->vm_name = g_strdup (m->vm_name);
         if (m->resume && resume_error)
                 self->restore_notice = g_strdup_printf (
                         /* Translators: %s says why, e.g. a file could not be read */

@@ -12,6 +12,7 @@
 #include "corral-preferences.h"
 #include "corral-shares.h"
 #include "corral-task-record.h"
+#include "corral-tasks-page.h"
 #include "corral-ui-util.h"
 
 struct _CorralWindow {
@@ -28,11 +29,12 @@ struct _CorralWindow {
         GtkWidget *back_button; /* in the header: from a new task's folder back to the task */
         GtkWidget *toasts;
         GtkWidget *stack;
+        GtkWidget *tasks_page;
         GtkWidget *first_run;
         GtkWidget *starting;
         GtkWidget *session;
         GtkWidget *close_dialog;
-        GtkWidget *sessions; /* the Earlier Tasks window, or NULL */
+        gboolean tasks_shown_once; /* the home screen was offered when the window opened */
         /* Of the task being started or running; for a reopened one, from its task record
          * (NULL without one), and what its workspace is made again with if it was removed. */
         CorralTaskConfig *config;
@@ -52,10 +54,23 @@ show_page (CorralWindow *self, const char *name)
          * failed): Back returns to it. */
         gboolean can_return =
                 g_str_equal (name, "first-run") && shown && g_strcmp0 (shown, self->paused_vm) != 0;
+        /* Else, from a new task's folder back to the list of tasks. */
+        gboolean can_list =
+                g_str_equal (name, "first-run") && !can_return &&
+                g_strcmp0 (corral_first_run_get_step (CORRAL_FIRST_RUN (self->first_run)),
+                           "folder") == 0 &&
+                corral_tasks_page_get_n_tasks (CORRAL_TASKS_PAGE (self->tasks_page)) > 0;
 
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), name);
         gtk_widget_set_visible (self->panel_button, session);
-        gtk_widget_set_visible (self->back_button, can_return);
+        gtk_widget_set_visible (self->back_button, can_return || can_list);
+        gtk_widget_set_tooltip_text (self->back_button, can_return ? _ ("Back to the Task")
+                                                                   : _ ("Back to Your Tasks"));
+        gtk_accessible_update_property (
+                GTK_ACCESSIBLE (self->back_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                can_return ? _ ("Back to the Task") : _ ("Back to Your Tasks"), -1);
+        if (g_str_equal (name, "tasks"))
+                corral_tasks_page_set_current (CORRAL_TASKS_PAGE (self->tasks_page), shown);
         adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title),
                                        session ? self->folder : NULL);
 }
@@ -244,6 +259,8 @@ corral_window_new_task (CorralWindow *self)
         /* The task shown keeps running until another one starts (then it pauses). */
         corral_first_run_show_step (CORRAL_FIRST_RUN (self->first_run), "folder");
         show_page (self, "first-run");
+        /* Back leads to the tasks, once listed again (on_tasks_loaded). */
+        corral_tasks_page_refresh (CORRAL_TASKS_PAGE (self->tasks_page));
 }
 
 /* Closing -------------------------------------------------------------------------------------- */
@@ -407,8 +424,6 @@ reopen_task (CorralWindow *self, const char *vm_name)
 {
         CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
 
-        if (self->sessions)
-                gtk_window_destroy (GTK_WINDOW (self->sessions));
         if (g_strcmp0 (corral_session_view_get_vm_name (session), vm_name) == 0 &&
             g_str_equal (corral_window_get_page (self), "session"))
                 return; /* already on screen */
@@ -423,170 +438,46 @@ reopen_task (CorralWindow *self, const char *vm_name)
 }
 
 static void
-on_session_activated (AdwActionRow *row, CorralWindow *self)
+on_task_open (CorralWindow *self, const char *vm_name)
 {
-        g_autofree char *vm_name = g_strdup (g_object_get_data (G_OBJECT (row), "vm-name"));
-
         reopen_task (self, vm_name);
 }
 
-/* One row of the Earlier Tasks list: the folder's name as its title when the task has a
- * record, its state and start, and the workspace's name for the command line. */
+/* The home screen when the window opens: the person's tasks, if they have any, else the folder
+ * of a new one (or the first run). Later listings only leave a list that became empty. */
 static void
-add_session_row (GtkWidget *group,
-                 CorralWindow *self,
-                 const char *vm_name,
-                 const char *state,
-                 const CorralTaskRecord *record)
+on_tasks_loaded (CorralWindow *self, guint n_tasks)
 {
-        GtkWidget *row = adw_action_row_new ();
-        g_autofree char *base = record ? g_path_get_basename (record->config->folder) : NULL;
-        g_autofree char *when = NULL;
-        g_autofree char *subtitle = NULL;
-        g_autofree char *title = g_markup_escape_text (base ? base : vm_name, -1);
+        const char *page = corral_window_get_page (self);
+        gboolean at_folder =
+                g_str_equal (page, "first-run") &&
+                g_strcmp0 (corral_first_run_get_step (CORRAL_FIRST_RUN (self->first_run)),
+                           "folder") == 0;
 
-        if (record)
-                when = corral_ui_format_when (record->created, TRUE);
-        /* The workspace's name only when the title is the folder's: corralctl knows it by it. */
-        subtitle = record ? g_strjoin (" · ", state, when ? when : vm_name, when ? vm_name : NULL,
-                                       NULL)
-                          : g_strdup (state);
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-        {
-                g_autofree char *escaped = g_markup_escape_text (subtitle, -1);
-                adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped);
+        if (!self->tasks_shown_once) {
+                self->tasks_shown_once = TRUE;
+                if (n_tasks > 0 && at_folder)
+                        show_page (self, "tasks");
+        } else if (n_tasks == 0 && g_str_equal (page, "tasks")) {
+                corral_window_new_task (self);
+        } else if (at_folder) {
+                show_page (self, page); /* Back to the list, now that there is one */
         }
-        if (record)
-                gtk_widget_set_tooltip_text (row, record->config->folder);
-        if (self) {
-                g_object_set_data_full (G_OBJECT (row), "vm-name", g_strdup (vm_name), g_free);
-                gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
-                adw_action_row_add_suffix (ADW_ACTION_ROW (row),
-                                           gtk_image_new_from_icon_name ("go-next-symbolic"));
-                g_signal_connect_object (row, "activated", G_CALLBACK (on_session_activated), self,
-                                         0);
-        }
-        adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
-}
-
-static gpointer
-list_records (gpointer data, GCancellable *cancellable, GError **error)
-{
-        return corral_task_record_list ();
-}
-
-static const CorralTaskRecord *
-find_record (GPtrArray *records, const char *vm_name)
-{
-        for (guint i = 0; records && i < records->len; i++)
-                if (g_str_equal (((CorralTaskRecord *) records->pdata[i])->vm_name, vm_name))
-                        return records->pdata[i];
-        return NULL;
-}
-
-static void
-on_records_listed (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        GtkWidget *group = user_data;
-        CorralWindow *self = g_object_get_data (G_OBJECT (group), "window");
-        GPtrArray *vms = g_object_get_data (G_OBJECT (group), "vms");
-        const GError *error = g_object_get_data (G_OBJECT (group), "error");
-        g_autoptr (GPtrArray) records = corral_run_in_thread_finish (res, NULL);
-        guint n = 0;
-
-        for (guint i = 0; vms && i < vms->len; i++, n++) {
-                CorralSessionInfo *info = vms->pdata[i];
-                add_session_row (group, self, info->vm_name, info->state,
-                                 find_record (records, info->vm_name));
-        }
-        /* Removed workspaces whose task is remembered: reopening makes them again. Only when the
-         * list of workspaces is known; otherwise the error row says why nothing is listed. */
-        for (guint i = 0; vms && records && i < records->len; i++) {
-                CorralTaskRecord *record = records->pdata[i];
-                gboolean listed = FALSE;
-
-                for (guint j = 0; j < vms->len && !listed; j++)
-                        listed = g_str_equal (((CorralSessionInfo *) vms->pdata[j])->vm_name,
-                                              record->vm_name);
-                if (!listed) {
-                        add_session_row (group, self, record->vm_name,
-                                         _ ("Workspace removed, set up again when opened"), record);
-                        n++;
-                }
-        }
-        if (error || n == 0) {
-                GtkWidget *row = adw_action_row_new ();
-                g_autofree char *msg = error ? g_markup_escape_text (error->message, -1) : NULL;
-
-                adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row),
-                                               error ? _ ("The list is not available")
-                                                     : _ ("No earlier tasks"));
-                if (msg)
-                        adw_action_row_set_subtitle (ADW_ACTION_ROW (row), msg);
-                adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
-        }
-        g_object_unref (group);
-}
-
-static void
-on_sessions_listed (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        GtkWidget *group = user_data;
-        GError *error = NULL;
-        GPtrArray *list = corral_launcher_list_finish (CORRAL_LAUNCHER (source), res, &error);
-
-        g_object_set_data_full (G_OBJECT (group), "vms", list, (GDestroyNotify) g_ptr_array_unref);
-        g_object_set_data_full (G_OBJECT (group), "error", error, (GDestroyNotify) g_error_free);
-        /* The group keeps its reference until the records are read. */
-        corral_run_in_thread (list_records, NULL, NULL, (GDestroyNotify) g_ptr_array_unref, NULL,
-                              on_records_listed, group);
-}
-
-static void
-forget_window (GObject *group)
-{
-        g_object_set_data (group, "window", NULL);
-}
-
-static void
-on_sessions_destroyed (CorralWindow *self, GtkWidget *win)
-{
-        if (self->sessions == win)
-                self->sessions = NULL;
 }
 
 void
-corral_window_show_sessions (CorralWindow *self)
+corral_window_show_tasks (CorralWindow *self)
 {
-        GtkWidget *win = adw_preferences_window_new ();
-        GtkWidget *page = adw_preferences_page_new ();
-        GtkWidget *group = adw_preferences_group_new ();
+        g_return_if_fail (CORRAL_IS_WINDOW (self));
+        corral_tasks_page_refresh (CORRAL_TASKS_PAGE (self->tasks_page));
+        show_page (self, "tasks");
+}
 
-        gtk_window_set_title (GTK_WINDOW (win), _ ("Earlier Tasks"));
-        /* Named, as every page: screen readers announce it. */
-        adw_preferences_page_set_title (ADW_PREFERENCES_PAGE (page), _ ("Earlier Tasks"));
-        adw_preferences_page_set_icon_name (ADW_PREFERENCES_PAGE (page),
-                                            "document-open-recent-symbolic");
-        gtk_window_set_transient_for (GTK_WINDOW (win), GTK_WINDOW (self));
-        gtk_window_set_modal (GTK_WINDOW (win), TRUE);
-        adw_preferences_window_set_search_enabled (ADW_PREFERENCES_WINDOW (win), FALSE);
-        adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), _ ("Workspaces"));
-        adw_preferences_group_set_description (
-                ADW_PREFERENCES_GROUP (group),
-                _ ("Each task has its own workspace; paused ones continue where they stopped."));
-        adw_preferences_page_add (ADW_PREFERENCES_PAGE (page), ADW_PREFERENCES_GROUP (group));
-        adw_preferences_window_add (ADW_PREFERENCES_WINDOW (win), ADW_PREFERENCES_PAGE (page));
-        /* Rows reopen their task while this window lives (the list may answer later). */
-        g_object_set_data (G_OBJECT (group), "window", self);
-        g_signal_connect_object (self, "destroy", G_CALLBACK (forget_window), group,
-                                 G_CONNECT_SWAPPED);
-        if (self->sessions)
-                gtk_window_destroy (GTK_WINDOW (self->sessions));
-        self->sessions = win;
-        g_signal_connect_object (win, "destroy", G_CALLBACK (on_sessions_destroyed), self,
-                                 G_CONNECT_SWAPPED);
-        corral_launcher_list_async (self->launcher, NULL, on_sessions_listed, g_object_ref (group));
-        gtk_window_present (GTK_WINDOW (win));
+CorralTasksPage *
+corral_window_get_tasks_page (CorralWindow *self)
+{
+        g_return_val_if_fail (CORRAL_IS_WINDOW (self), NULL);
+        return CORRAL_TASKS_PAGE (self->tasks_page);
 }
 
 /* Actions -------------------------------------------------------------------------------------- */
@@ -621,7 +512,9 @@ corral_window_set_chat_source (CorralWindow *self, CorralChatSource *source)
 static void
 on_back_to_task (CorralWindow *self)
 {
-        show_page (self, "session");
+        const char *shown = corral_session_view_get_vm_name (CORRAL_SESSION_VIEW (self->session));
+
+        show_page (self, shown && g_strcmp0 (shown, self->paused_vm) != 0 ? "session" : "tasks");
 }
 
 static void
@@ -651,8 +544,6 @@ corral_window_dispose (GObject *object)
         g_clear_pointer (&self->folder, g_free);
         g_clear_pointer (&self->reopen_vm, g_free);
         g_clear_pointer (&self->paused_vm, g_free);
-        if (self->sessions)
-                gtk_window_destroy (GTK_WINDOW (g_steal_pointer (&self->sessions)));
         gtk_widget_dispose_template (GTK_WIDGET (self), CORRAL_TYPE_WINDOW);
         G_OBJECT_CLASS (corral_window_parent_class)->dispose (object);
 }
@@ -667,6 +558,7 @@ corral_window_class_init (CorralWindowClass *klass)
         gtk_widget_class_install_action (widget_class, "win.toggle-panel", NULL, toggle_panel);
         gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F9, 0, "win.toggle-panel", NULL);
 
+        g_type_ensure (CORRAL_TYPE_TASKS_PAGE);
         g_type_ensure (CORRAL_TYPE_FIRST_RUN);
         g_type_ensure (CORRAL_TYPE_STARTING_PAGE);
         g_type_ensure (CORRAL_TYPE_SESSION_VIEW);
@@ -677,10 +569,14 @@ corral_window_class_init (CorralWindowClass *klass)
         gtk_widget_class_bind_template_child (widget_class, CorralWindow, panel_button);
         gtk_widget_class_bind_template_child (widget_class, CorralWindow, toasts);
         gtk_widget_class_bind_template_child (widget_class, CorralWindow, stack);
+        gtk_widget_class_bind_template_child (widget_class, CorralWindow, tasks_page);
         gtk_widget_class_bind_template_child (widget_class, CorralWindow, first_run);
         gtk_widget_class_bind_template_child (widget_class, CorralWindow, starting);
         gtk_widget_class_bind_template_child (widget_class, CorralWindow, session);
         gtk_widget_class_bind_template_callback (widget_class, on_back_to_task);
+        gtk_widget_class_bind_template_callback (widget_class, on_task_open);
+        gtk_widget_class_bind_template_callback (widget_class, on_tasks_loaded);
+        gtk_widget_class_bind_template_callback (widget_class, corral_window_new_task);
         gtk_widget_class_bind_template_callback (widget_class, sync_panel_button);
         gtk_widget_class_bind_template_callback (widget_class, on_first_run_start);
         gtk_widget_class_bind_template_callback (widget_class, start_task);
@@ -732,6 +628,8 @@ corral_window_new (GtkApplication *app, CorralLauncher *launcher, GSettings *set
                 g_settings_get_boolean (settings, "first-run-done") ? "folder" : "welcome");
         show_page (self, "first-run");
         gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (self->panel_button), TRUE);
+        /* Then the person's tasks, once listed (on_tasks_loaded). */
+        corral_tasks_page_set_launcher (CORRAL_TASKS_PAGE (self->tasks_page), launcher);
         return self;
 }
 

@@ -7,6 +7,7 @@
 #include <adwaita.h>
 
 #include "corral-first-run.h"
+#include "corral-tasks-page.h"
 #include "corral-launcher.h"
 #include "corral-session-view.h"
 #include "corral-starting-page.h"
@@ -25,13 +26,15 @@ const char *corral_window_get_page (CorralWindow *self);
 void corral_window_new_task (CorralWindow *self);
 /* (transfer none) the preferences window it opened */
 GtkWindow *corral_window_show_preferences (CorralWindow *self);
-void corral_window_show_sessions (CorralWindow *self);
+/* The home screen: the person's tasks, listed again. */
+void corral_window_show_tasks (CorralWindow *self);
 /* What drives the chat of the running task (the assistant loop; tests: the demo source). */
 void corral_window_set_chat_source (CorralWindow *self, CorralChatSource *source);
 /* The pause-and-close question, or NULL. */
 GtkWidget *corral_window_get_close_dialog (CorralWindow *self);
 
 CorralFirstRun *corral_window_get_first_run (CorralWindow *self);
+CorralTasksPage *corral_window_get_tasks_page (CorralWindow *self);
 CorralStartingPage *corral_window_get_starting_page (CorralWindow *self);
 CorralSessionView *corral_window_get_session_view (CorralWindow *self);
 

@@ -4,7 +4,7 @@
  * creates a file (it appears on the host), its rm is refused by the sandbox, it asks to delete,
  * the approval dialog shows and nothing is deleted until the person allows it; then it asks for
  * a network host and the network dialog shows. Then the app closes (the VM pauses), opens again
- * and reopens the task from Earlier Tasks (the VM resumes, the conversation is back); then the
+ * and reopens the task from the list of tasks (the VM resumes, the conversation is back); then the
  * VM is removed with corralctl and reopening the task makes it again, same folder and mode, and
  * the conversation goes on.
  *
@@ -76,21 +76,22 @@ answer (CorralChatView *chat, const char *response)
         ui_test_spin (50);
 }
 
-/* The app starts again and the task is opened from Earlier Tasks; its row says state. */
+/* The app starts again and the task is opened from the list of tasks; its row says state. */
 static CorralWindow *
 reopen (CorralLauncher *launcher, GSettings *settings, const char *state)
 {
         CorralWindow *window = corral_window_new (NULL, launcher, settings);
-        void *row[] = { window, (void *) "Documents", NULL };
+        /* Named after the person's first request (the assistant source names it). */
+        void *row[] = { window, (void *) "Tidy up this folder", NULL };
         void *session_page[] = { window, (void *) "session" };
         CorralChatView *chat;
 
         gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
         gtk_window_present (GTK_WINDOW (window));
         ui_test_spin (300);
-        corral_window_show_sessions (window);
+        corral_window_show_tasks (window);
         g_assert_true (ui_test_wait (ui_test_row_listed, row, 30 * 1000));
-        g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (row[2]), state));
+        g_assert_nonnull (strstr (adw_action_row_get_subtitle (row[2]), state));
         adw_action_row_activate (row[2]);
         if (!ui_test_wait (page_is, session_page, 600 * 1000))
                 g_error ("the task did not reopen (page %s)", corral_window_get_page (window));

@@ -1217,30 +1217,26 @@ record_written (gpointer vm_name)
         return record != NULL;
 }
 
-/* A visible status page (the starting page's error) titled title. */
 static gboolean
-shows_status (GtkWidget *root, const char *title)
+tasks_loaded (gpointer window)
 {
-        if (!gtk_widget_get_visible (root) || !gtk_widget_get_child_visible (root))
-                return FALSE;
-        if (ADW_IS_STATUS_PAGE (root) &&
-            g_strcmp0 (adw_status_page_get_title (ADW_STATUS_PAGE (root)), title) == 0)
-                return TRUE;
-        for (GtkWidget *c = gtk_widget_get_first_child (root); c;
-             c = gtk_widget_get_next_sibling (c))
-                if (shows_status (c, title))
-                        return TRUE;
-        return FALSE;
+        return corral_tasks_page_get_loaded (corral_window_get_tasks_page (window));
 }
 
-/* The app restarts: a new window on the same settings and VM folder. */
+/* The app restarts: a new window on the same settings and VM folder. It opens on the person's
+ * tasks when there are any (the home screen), else on the first run or a new task's folder. */
 static void
 restart_window (Fixture *f)
 {
         gtk_window_destroy (GTK_WINDOW (f->window));
         ui_test_spin (100);
         open_window (f);
-        g_assert_cmpstr (corral_window_get_page (f->window), ==, "first-run");
+        g_assert_true (ui_test_wait (tasks_loaded, f->window, 5000));
+        ui_test_spin (50);
+        g_assert_cmpstr (corral_window_get_page (f->window), ==,
+                         corral_tasks_page_get_n_tasks (corral_window_get_tasks_page (f->window))
+                                 ? "tasks"
+                                 : "first-run");
 }
 
 static void
@@ -1259,13 +1255,13 @@ test_reopen (Fixture *f, gconstpointer data)
         restart_window (f);
         win = GTK_WIDGET (f->window);
 
-        corral_window_show_sessions (f->window);
+        /* The home screen lists it. */
+        g_assert_cmpstr (corral_window_get_page (f->window), ==, "tasks");
         row_args[0] = f->window;
         g_assert_true (ui_test_wait (ui_test_row_listed, row_args, 5000));
         g_assert_true (gtk_list_box_row_get_activatable (row_args[2]));
         adw_action_row_activate (row_args[2]);
         wait_page (f, "starting");
-        g_assert_null (ui_test_find_sessions_window (GTK_WINDOW (f->window)));
         g_assert_cmpstr (f->launcher->resumed, ==, "task-test");
         test_launcher_finish (f->launcher);
         wait_page (f, "session");
@@ -1310,6 +1306,106 @@ test_reopen (Fixture *f, gconstpointer data)
         ui_test_screenshot (win, "23-reopened");
 }
 
+static gboolean
+dialog_open (gpointer page)
+{
+        return corral_tasks_page_get_dialog (page) != NULL;
+}
+
+static gboolean
+n_tasks_is (gpointer data)
+{
+        void **args = data;
+        CorralTasksPage *page = args[0];
+
+        return corral_tasks_page_get_loaded (page) &&
+               corral_tasks_page_get_n_tasks (page) == GPOINTER_TO_UINT (args[1]);
+}
+
+/* The home screen: the person's tasks, named after their first request, renamed and removed
+ * from there (removing asks first and says what stays); Back from a new task's folder. */
+static void
+test_tasks_home (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralDemoSource) demo = start_session (f);
+        g_autoptr (CorralTaskRecord) record = NULL;
+        void *row_args[] = { NULL, (void *) "Sort my notes into folders by topic", NULL };
+        void *count[] = { NULL, GUINT_TO_POINTER (0) };
+        CorralTasksPage *page;
+        GtkWidget *dialog, *entry, *back;
+
+        g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
+        g_assert_true (ui_test_wait (record_written, (gpointer) "task-test", 5000));
+        /* The first request names the task (what the assistant source does on send). */
+        g_assert_true (corral_task_record_set_title (
+                "task-test", "Sort my notes\ninto folders by topic", TRUE, NULL));
+        restart_window (f);
+        page = corral_window_get_tasks_page (f->window);
+        g_assert_cmpstr (corral_window_get_page (f->window), ==, "tasks");
+        row_args[0] = f->window;
+        g_assert_true (ui_test_wait (ui_test_row_listed, row_args, 5000));
+        /* Its folder, when and how, under the person's words. */
+        g_assert_nonnull (strstr (adw_action_row_get_subtitle (row_args[2]), "Documents"));
+        g_assert_nonnull (strstr (adw_action_row_get_subtitle (row_args[2]), "Paused"));
+        ui_test_assert_buttons_named (GTK_WIDGET (f->window));
+        ui_test_screenshot (GTK_WIDGET (f->window), "27b-tasks-home");
+
+        /* New Task, then Back to the tasks. */
+        click (GTK_WIDGET (f->window), "New Task");
+        wait_page (f, "first-run");
+        g_assert_true (ui_test_wait (tasks_loaded, f->window, 5000));
+        ui_test_spin (100);
+        back = ui_test_find (GTK_WIDGET (f->window), GTK_ACCESSIBLE_ROLE_BUTTON,
+                             "Back to Your Tasks");
+        g_assert_nonnull (back);
+        g_signal_emit_by_name (back, "clicked");
+        wait_page (f, "tasks");
+
+        /* Rename: the person's name replaces the request's. */
+        corral_tasks_page_ask_rename (page, "task-test");
+        g_assert_true (ui_test_wait (dialog_open, page, 5000));
+        dialog = corral_tasks_page_get_dialog (page);
+        entry = adw_message_dialog_get_extra_child (ADW_MESSAGE_DIALOG (dialog));
+        g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (entry)), ==,
+                         "Sort my notes into folders by topic");
+        ui_test_assert_buttons_named (dialog);
+        gtk_editable_set_text (GTK_EDITABLE (entry), "Notes, sorted");
+        adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), "rename");
+        row_args[1] = (void *) "Notes, sorted";
+        g_assert_true (ui_test_wait (ui_test_row_listed, row_args, 5000));
+        record = corral_task_record_load ("task-test", NULL);
+        g_assert_cmpstr (record->title, ==, "Notes, sorted");
+
+        /* Remove: asked first, with what goes and what stays. */
+        corral_tasks_page_ask_remove (page, "task-test");
+        g_assert_true (ui_test_wait (dialog_open, page, 5000));
+        dialog = corral_tasks_page_get_dialog (page);
+        g_assert_cmpstr (adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (dialog)), ==,
+                         "Remove \u201cNotes, sorted\u201d?");
+        g_assert_nonnull (strstr (adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (dialog)),
+                                  "stay as they are"));
+        g_assert_nonnull (
+                strstr (adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (dialog)), f->folder));
+        ui_test_screenshot (dialog, "27c-dialog-remove-task");
+        /* Cancel removes nothing. */
+        adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+        ui_test_spin (200);
+        g_assert_null (f->launcher->removed);
+        g_assert_true (record_written ((gpointer) "task-test"));
+        corral_tasks_page_ask_remove (page, "task-test");
+        g_assert_true (ui_test_wait (dialog_open, page, 5000));
+        adw_message_dialog_response (ADW_MESSAGE_DIALOG (corral_tasks_page_get_dialog (page)),
+                                     "remove");
+        count[0] = page;
+        g_assert_true (ui_test_wait (n_tasks_is, count, 5000));
+        g_assert_cmpstr (f->launcher->removed, ==, "task-test");
+        g_assert_false (record_written ((gpointer) "task-test"));
+        /* The person's files are as they were. */
+        g_assert_true (g_file_test (f->folder, G_FILE_TEST_IS_DIR));
+        /* No tasks left: a new one's folder. */
+        wait_page (f, "first-run");
+}
+
 /* The workspace was removed (corralctl vm rm): the task is still listed, from its record, and
  * opening it makes the workspace again with the same folder and mode. */
 static void
@@ -1322,7 +1418,7 @@ test_reopen_removed (Fixture *f, gconstpointer data)
         g_autofree char *damaged = NULL;
         g_autofree char *dir = corral_task_record_dir ();
         void *row_args[] = { NULL, (void *) "Documents", NULL };
-        GtkWidget *sessions, *row;
+        GtkWidget *row;
 
         /* The person lifted the second wall for new tasks: this one keeps it lifted. */
         g_settings_set_boolean (f->settings, "unconfined-commands", TRUE);
@@ -1343,18 +1439,24 @@ test_reopen_removed (Fixture *f, gconstpointer data)
 
         restart_window (f);
         g_assert_cmpint (g_unlink (shares_file), ==, 0);
-        corral_window_show_sessions (f->window);
+        corral_window_show_tasks (f->window);
         row_args[0] = f->window;
         g_assert_true (ui_test_wait (ui_test_row_listed, row_args, 5000));
+        ui_test_spin (300);
+        g_assert_true (ui_test_wait (ui_test_row_listed, row_args, 5000));
         row = row_args[2];
-        g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)),
-                                         "Workspace removed"));
+        g_assert_nonnull (
+                strstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), "Workspace removed"));
         g_assert_cmpstr (gtk_widget_get_tooltip_text (row), ==, f->folder);
-        sessions = ui_test_find_sessions_window (GTK_WINDOW (f->window));
-        g_assert_null (
-                ui_test_find (sessions, GTK_ACCESSIBLE_ROLE_LIST_ITEM, "task-20240101-000000"));
-        ui_test_assert_buttons_named (sessions);
-        ui_test_screenshot (sessions, "27-earlier-tasks");
+        /* Neither the damaged record nor a workspace made elsewhere (no record) is a task. */
+        g_assert_null (ui_test_find (GTK_WIDGET (f->window), GTK_ACCESSIBLE_ROLE_LIST_ITEM,
+                                     "task-20240101-000000"));
+        g_assert_null (ui_test_find (GTK_WIDGET (f->window), GTK_ACCESSIBLE_ROLE_LIST_ITEM,
+                                     "task-20250101-090000"));
+        g_assert_cmpuint (corral_tasks_page_get_n_tasks (corral_window_get_tasks_page (f->window)),
+                          ==, 1);
+        ui_test_assert_buttons_named (GTK_WIDGET (f->window));
+        ui_test_screenshot (GTK_WIDGET (f->window), "27-tasks");
         adw_action_row_activate (ADW_ACTION_ROW (row));
         wait_page (f, "starting");
         g_assert_cmpstr (f->launcher->resumed, ==, "task-test");
@@ -1370,24 +1472,6 @@ test_reopen_removed (Fixture *f, gconstpointer data)
         g_assert_cmpint (((CorralShare *) shares->pdata[0])->mode, ==, FS_MODE_RW_NODELETE);
         g_assert_nonnull (
                 ui_test_find (GTK_WIDGET (f->window), GTK_ACCESSIBLE_ROLE_LABEL, f->folder));
-
-        /* Without a record, a removed workspace cannot be made again: said so, plainly. */
-        g_assert_true (corral_task_record_remove ("task-test", NULL));
-        restart_window (f);
-        g_assert_cmpint (g_unlink (shares_file), ==, 0);
-        corral_window_show_sessions (f->window);
-        row_args[0] = f->window;
-        row_args[1] = (void *) "task-20250101-090000";
-        g_assert_true (ui_test_wait (ui_test_row_listed, row_args, 5000));
-        adw_action_row_activate (row_args[2]);
-        wait_page (f, "starting");
-        test_launcher_finish (f->launcher);
-        ui_test_spin (300);
-        g_assert_true (
-                corral_starting_page_get_failed (corral_window_get_starting_page (f->window)));
-        g_assert_true (shows_status (GTK_WIDGET (f->window), "This Task\u2019s Workspace Is Gone"));
-        g_assert_nonnull (
-                ui_test_find (GTK_WIDGET (f->window), GTK_ACCESSIBLE_ROLE_BUTTON, "Try Again"));
 }
 
 /* The Keyboard Shortcuts window builds, and lists the terminal's keys. */
@@ -1629,6 +1713,7 @@ main (int argc, char **argv)
         ADD ("new-task-pauses", test_new_task_pauses);
         ADD ("reopen", test_reopen);
         ADD ("reopen-removed", test_reopen_removed);
+        ADD ("tasks-home", test_tasks_home);
 #undef ADD
         g_test_add_func ("/ui/activity-words", test_activity);
         g_test_add_func ("/ui/task-record", test_task_record);

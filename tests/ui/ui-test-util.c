@@ -4,6 +4,8 @@
  */
 #include "ui-test-util.h"
 
+#include "corral-tasks-page.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -193,27 +195,13 @@ ui_test_find (GtkWidget *root, GtkAccessibleRole role, const char *name)
         return NULL;
 }
 
-GtkWidget *
-ui_test_find_sessions_window (GtkWindow *window)
-{
-        GListModel *toplevels = gtk_window_get_toplevels ();
-
-        for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++) {
-                g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
-
-                if (ADW_IS_PREFERENCES_WINDOW (w) && gtk_window_get_transient_for (w) == window)
-                        return GTK_WIDGET (w);
-        }
-        return NULL;
-}
-
 gboolean
 ui_test_row_listed (gpointer data)
 {
         void **args = data;
-        GtkWidget *win = ui_test_find_sessions_window (args[0]);
+        GtkWidget *page = ui_test_find_type (args[0], CORRAL_TYPE_TASKS_PAGE);
 
-        args[2] = win ? ui_test_find (win, GTK_ACCESSIBLE_ROLE_LIST_ITEM, args[1]) : NULL;
+        args[2] = page ? ui_test_find (page, GTK_ACCESSIBLE_ROLE_LIST_ITEM, args[1]) : NULL;
         return args[2] != NULL;
 }
 
