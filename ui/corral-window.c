@@ -165,7 +165,7 @@ on_started (GObject *source, GAsyncResult *res, gpointer user_data)
         if (result->record_error)
                 adw_toast_overlay_add_toast (
                         ADW_TOAST_OVERLAY (self->toasts),
-                        adw_toast_new (_ ("This task will not be listed under Earlier Tasks")));
+                        adw_toast_new (_ ("This task will not be listed under Your Tasks")));
         connect_assistant (self, result);
 }
 
@@ -181,7 +181,7 @@ on_previous_paused (GObject *source, GAsyncResult *res, gpointer user_data)
 }
 
 /* Another task starts: the one shown until now stops its assistant and its workspace pauses
- * (nothing is lost; Earlier Tasks reopens it), instead of running on until the app quits. */
+ * (nothing is lost; Your Tasks reopens it), instead of running on until the app quits. */
 static void
 pause_previous_task (CorralWindow *self)
 {
