@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "corral-tool-card.h"
+#include "corral-markdown.h"
 #include "corral-ui-util.h"
 
 struct _CorralChatView {
@@ -96,21 +97,39 @@ set_busy (CorralChatView *self, gboolean busy)
                 gtk_widget_grab_focus (self->entry);
 }
 
+/* A reply of the assistant: its Markdown rendered (corral-markdown.h), links asked about. */
+static GtkWidget *
+reply_label_new (void)
+{
+        GtkWidget *label = corral_ui_plain_label ("", TRUE);
+
+        gtk_widget_add_css_class (label, "chat-assistant");
+        g_signal_connect (label, "activate-link", G_CALLBACK (corral_markdown_confirm_link), NULL);
+        return label;
+}
+
+/* Shows text in label, without the model's leading and trailing blank lines (a reply that
+ * starts after a card begins with them). The whole reply is parsed again at each piece: an
+ * emphasis or a list is only known once its end arrives. */
+static void
+reply_label_set (GtkWidget *label, const char *text)
+{
+        g_autofree char *shown = g_strstrip (g_strdup (text));
+        g_autofree char *markup = corral_markdown_to_pango (shown, -1);
+
+        gtk_label_set_markup (GTK_LABEL (label), markup);
+}
+
 static void
 on_text_delta (CorralChatSource *source, const char *text, CorralChatView *self)
 {
-        g_autofree char *shown = NULL;
-
         if (!self->reply_label) {
                 g_string_truncate (self->reply, 0);
-                self->reply_label = corral_ui_plain_label ("", TRUE);
-                gtk_widget_add_css_class (self->reply_label, "chat-assistant");
+                self->reply_label = reply_label_new ();
                 append_row (self, self->reply_label);
         }
         g_string_append (self->reply, text);
-        /* A reply that starts after a card begins with the model's blank lines: drop them. */
-        shown = g_strstrip (g_strdup (self->reply->str));
-        gtk_label_set_text (GTK_LABEL (self->reply_label), shown);
+        reply_label_set (self->reply_label, self->reply->str);
         scroll_to_end (self);
 }
 
@@ -425,8 +444,8 @@ corral_chat_view_add_restored_reply (CorralChatView *self, const char *text)
         shown = g_strstrip (g_strdup (text));
         if (!*shown)
                 return;
-        label = corral_ui_plain_label (shown, TRUE);
-        gtk_widget_add_css_class (label, "chat-assistant");
+        label = reply_label_new ();
+        reply_label_set (label, shown);
         end_reply (self);
         append_row (self, label);
 }

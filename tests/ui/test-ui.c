@@ -1279,6 +1279,30 @@ test_reopen (Fixture *f, gconstpointer data)
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
                                         "There is one report: report-old.docx."));
         g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 1);
+        /* The assistant's Markdown is rendered, and a link asks before it opens. */
+        corral_chat_view_add_restored_reply (chat, "Sorted into **food**, *work* and `travel`; see "
+                                                   "[the guide](https://example.org/guide).");
+        ui_test_spin (200);
+        {
+                GtkWidget *label =
+                        ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
+                                      "Sorted into food, work and travel; see the guide.");
+                gboolean handled = FALSE;
+                GtkWidget *ask;
+
+                g_assert_nonnull (label);
+                g_signal_emit_by_name (label, "activate-link", "https://example.org/guide",
+                                       &handled);
+                g_assert_true (handled);
+                ui_test_spin (200);
+                ask = ui_test_find_message_dialog ("Open This Link?");
+                g_assert_nonnull (ask);
+                g_assert_nonnull (strstr (adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (ask)),
+                                          "https://example.org/guide"));
+                ui_test_screenshot (ask, "23b-dialog-open-link");
+                adw_message_dialog_response (ADW_MESSAGE_DIALOG (ask), "cancel");
+                ui_test_spin (100);
+        }
         /* A long conversation opens at its end, where it stopped. */
         for (int i = 0; i < 30; i++)
                 corral_chat_view_add_restored_reply (chat, "An earlier reply, one of many.");

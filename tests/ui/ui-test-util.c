@@ -195,6 +195,22 @@ ui_test_find (GtkWidget *root, GtkAccessibleRole role, const char *name)
         return NULL;
 }
 
+GtkWidget *
+ui_test_find_message_dialog (const char *heading)
+{
+        GListModel *toplevels = gtk_window_get_toplevels ();
+
+        for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++) {
+                g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+
+                if (ADW_IS_MESSAGE_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)) &&
+                    g_strcmp0 (adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (w)), heading) ==
+                            0)
+                        return GTK_WIDGET (w);
+        }
+        return NULL;
+}
+
 gboolean
 ui_test_row_listed (gpointer data)
 {
