@@ -38,12 +38,40 @@ copy_strings (GPtrArray *to, GPtrArray *from)
                 g_ptr_array_add (to, g_strdup (g_ptr_array_index (from, i)));
 }
 
+#define SUMMARY_MAX 100
+
+/* (transfer full) (nullable) the shell call's "description", made one line of plain text */
+static char *
+summary_of (const char *tool, const cJSON *input)
+{
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive (input, "description");
+        g_autofree char *valid = NULL;
+        g_autoptr (GString) out = g_string_new (NULL);
+
+        if (g_strcmp0 (tool, "shell") != 0 || !cJSON_IsString (item))
+                return NULL;
+        valid = g_utf8_make_valid (item->valuestring, -1);
+        for (const char *p = valid; *p && g_utf8_strlen (out->str, -1) < SUMMARY_MAX;
+             p = g_utf8_next_char (p)) {
+                gunichar c = g_utf8_get_char (p);
+
+                if (c == '\n')
+                        break;
+                if (!g_unichar_iscntrl (c) && g_unichar_type (c) != G_UNICODE_FORMAT)
+                        g_string_append_unichar (out, c);
+        }
+        g_strstrip (out->str);
+        return *out->str ? g_strdup (out->str) : NULL;
+}
+
 /* (transfer full) the card as the view shows it */
 static CorralChatTool *
 tool_from_card (const CorralAssistantToolCard *card)
 {
         CorralChatTool *tool = corral_chat_tool_new (card->tool_id, card->tool, card->title);
+        g_autoptr (cJSON) input = cJSON_Parse (card->input_json ? card->input_json : "{}");
 
+        tool->summary = summary_of (card->tool, input);
         tool->command = g_strdup (card->command);
         tool->output = g_strdup (card->output);
         tool->exit_code = card->exit_code;
@@ -552,6 +580,7 @@ replay_tool (const CorralLlmBlock *use, const CorralLlmBlock *result)
 
         if (g_strcmp0 (use->name, "shell") == 0 && cJSON_IsString (command))
                 tool->command = g_utf8_make_valid (command->valuestring, -1);
+        tool->summary = summary_of (use->name, use->input);
         tool->finished = TRUE;
         if (result) {
                 g_autoptr (GPtrArray) blocked = NULL;

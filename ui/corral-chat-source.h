@@ -34,7 +34,10 @@ G_BEGIN_DECLS
 typedef struct {
         char *id; /* matches tool-started and tool-finished */
         char *tool; /* "shell", "create_file", "mcp: files__read" */
-        char *title; /* one line for people: the command, the file name */
+        char *title; /* one line: the command, the file name (corralctl's words) */
+        /* (nullable) shell: what the command does, in the assistant's plain words (its
+         * "description"), one line; the card's sentence */
+        char *summary;
         char *command; /* (nullable) shell command */
         char *output; /* (nullable) once finished */
         int exit_code; /* shell: -1 unless it exited normally */

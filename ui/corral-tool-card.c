@@ -17,6 +17,8 @@ struct _CorralToolCard {
         char *id;
         char *tool; /* the tool's name, for the words of each state */
         char *title_text;
+        char *summary; /* (nullable) the assistant's words for a command */
+        gboolean blocked; /* the sandbox refused part of the call */
         CardState state; /* running until the call finishes or the task stops it */
         GtkWidget *box;
         GtkWidget *status; /* spinner, then an icon */
@@ -29,42 +31,85 @@ struct _CorralToolCard {
 
 G_DEFINE_FINAL_TYPE (CorralToolCard, corral_tool_card, GTK_TYPE_WIDGET)
 
+static GtkWidget *build_details (CorralChatTool *tool);
+
 static const char *
-tool_icon (const char *tool)
+tool_icon (const char *tool, const char *title)
 {
         if (g_strcmp0 (tool, "shell") == 0)
                 return "utilities-terminal-symbolic";
-        if (g_strcmp0 (tool, "delete") == 0)
-                return "user-trash-symbolic";
+        if (g_strcmp0 (tool, "request_approval") == 0)
+                return title && g_str_has_prefix (title, "delete ") ? "user-trash-symbolic"
+                                                                    : "network-workgroup-symbolic";
         if (tool && g_str_has_prefix (tool, "mcp"))
                 return "application-x-addon-symbolic";
         return "text-x-generic-symbolic";
 }
 
-/* What the call is, in the tense its state calls for. */
+/* The file a call is about, by name (its folder is in Details). */
 static char *
-tool_kind_text (const char *tool, CardState state)
+file_name (const char *path)
+{
+        return path && *path ? g_path_get_basename (path) : g_strdup ("?");
+}
+
+/* What the call did, in a sentence a person understands and the tense its state calls for. */
+static char *
+sentence (CorralToolCard *self, CardState state)
 {
         gboolean running = state == CARD_RUNNING;
+        const char *tool = self->tool ? self->tool : "";
+        const char *title = self->title_text ? self->title_text : "";
+        g_autofree char *name = file_name (title);
 
-        if (state == CARD_STOPPED)
-                return g_strdup (_ ("Stopped before it finished"));
-        if (g_strcmp0 (tool, "shell") == 0) {
-                if (state == CARD_FAILED)
-                        return g_strdup (_ ("Command failed"));
-                return g_strdup (running ? _ ("Running a command") : _ ("Ran a command"));
+        if (g_str_equal (tool, "shell")) {
+                if (self->summary)
+                        return g_strdup (self->summary);
+                if (running)
+                        return g_strdup (_ ("Running a command"));
+                return g_strdup (state == CARD_FAILED ? _ ("A command did not work")
+                                                      : _ ("Ran a command"));
         }
-        if (g_strcmp0 (tool, "create_file") == 0)
-                return g_strdup (running ? _ ("Writing a file") : _ ("Wrote a file"));
-        if (g_strcmp0 (tool, "view_file") == 0)
-                return g_strdup (running ? _ ("Reading a file") : _ ("Read a file"));
-        if (g_strcmp0 (tool, "delete") == 0)
-                return g_strdup (running ? _ ("Deleting a file") : _ ("Deleted a file"));
-        if (running)
-                /* Translators: %s is the name of a tool the assistant uses */
-                return g_strdup_printf (_ ("Using %s"), tool ? tool : "?");
-        /* Translators: %s is the name of a tool the assistant used */
-        return g_strdup_printf (_ ("Used %s"), tool ? tool : "?");
+        /* Translators: %s is a file's name, here and below */
+        if (g_str_equal (tool, "view"))
+                return g_strdup_printf (running ? _ ("Reading %s") : _ ("Read %s"), name);
+        if (g_str_equal (tool, "create"))
+                return g_strdup_printf (running ? _ ("Writing %s") : _ ("Wrote %s"), name);
+        if (g_str_equal (tool, "str_replace") || g_str_equal (tool, "insert"))
+                return g_strdup_printf (running ? _ ("Editing %s") : _ ("Edited %s"), name);
+        if (g_str_equal (tool, "request_approval")) {
+                /* The loop titles a question "delete PATH" or "network HOST". */
+                if (g_str_has_prefix (title, "delete ")) {
+                        g_autofree char *target = file_name (title + strlen ("delete "));
+
+                        return g_strdup_printf (_ ("Asked to delete %s"), target);
+                }
+                if (g_str_has_prefix (title, "network "))
+                        /* Translators: %s is a host name such as pypi.org */
+                        return g_strdup_printf (_ ("Asked to reach %s"),
+                                                title + strlen ("network "));
+                return g_strdup (_ ("Asked you"));
+        }
+        /* Translators: %s is the name of a tool from a tool server (MCP) */
+        return g_strdup_printf (running ? _ ("Using %s") : _ ("Used %s"), tool);
+}
+
+/* The line under the sentence: how it went. */
+static const char *
+state_line (CorralToolCard *self, CardState state)
+{
+        switch (state) {
+        case CARD_RUNNING:
+                return _ ("Working…");
+        case CARD_FAILED:
+                return self->blocked ? _ ("Corral stopped part of it; Details say why")
+                                     : _ ("It did not work; Details say why");
+        case CARD_STOPPED:
+                return _ ("Stopped before it finished");
+        case CARD_DONE:
+        default:
+                return _ ("Done");
+        }
 }
 
 static CardState
@@ -96,7 +141,12 @@ add_section (CorralToolCard *self, const char *heading, const char *icon, GPtrAr
         for (guint i = 0; i < items->len; i++) {
                 GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
                 GtkWidget *img = gtk_image_new_from_icon_name (icon);
-                GtkWidget *text = corral_ui_plain_label (items->pdata[i], TRUE);
+                const char *path = items->pdata[i];
+                /* The shared folder's name and the path in it, as the person knows them. */
+                GtkWidget *text = corral_ui_plain_label (g_str_has_prefix (path, "/workspace/")
+                                                                 ? path + strlen ("/workspace/")
+                                                                 : path,
+                                                         TRUE);
 
                 gtk_widget_set_hexpand (text, TRUE);
                 gtk_box_append (GTK_BOX (row), img);
@@ -149,11 +199,13 @@ set_status_icon (CorralToolCard *self, CardState state)
 static void
 show_state (CorralToolCard *self, CardState state)
 {
-        g_autofree char *kind = tool_kind_text (self->tool, state);
-        g_autofree char *a11y = g_strdup_printf ("%s: %s", kind, self->title_text);
+        g_autofree char *words = sentence (self, state);
+        const char *how = state_line (self, state);
+        g_autofree char *a11y = g_strdup_printf ("%s: %s", words, how);
 
         set_status_icon (self, state);
-        gtk_label_set_text (GTK_LABEL (self->subtitle), kind);
+        gtk_label_set_text (GTK_LABEL (self->title), words);
+        gtk_label_set_text (GTK_LABEL (self->subtitle), how);
         gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y,
                                         -1);
 }
@@ -163,20 +215,19 @@ build_header (CorralToolCard *self, CorralChatTool *tool)
 {
         GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 10);
         GtkWidget *texts = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
-        GtkWidget *icon = gtk_image_new_from_icon_name (tool_icon (tool->tool));
+        GtkWidget *icon = gtk_image_new_from_icon_name (tool_icon (tool->tool, tool->title));
         gtk_widget_add_css_class (header, "tool-header");
         self->subtitle = gtk_label_new (NULL);
         gtk_label_set_xalign (GTK_LABEL (self->subtitle), 0.0f);
         gtk_widget_add_css_class (self->subtitle, "caption");
         gtk_widget_add_css_class (self->subtitle, "dim-label");
-        self->title = corral_ui_plain_label (tool->title, TRUE);
-        gtk_label_set_ellipsize (GTK_LABEL (self->title), PANGO_ELLIPSIZE_MIDDLE);
+        /* The sentence: the assistant's or Corral's words, never the raw command. */
+        self->title = corral_ui_plain_label (NULL, TRUE);
+        gtk_label_set_ellipsize (GTK_LABEL (self->title), PANGO_ELLIPSIZE_END);
         gtk_label_set_wrap (GTK_LABEL (self->title), FALSE);
-        if (tool->command)
-                gtk_widget_add_css_class (self->title, "monospace");
         gtk_widget_add_css_class (self->title, "heading");
-        gtk_box_append (GTK_BOX (texts), self->subtitle);
         gtk_box_append (GTK_BOX (texts), self->title);
+        gtk_box_append (GTK_BOX (texts), self->subtitle);
         gtk_widget_set_hexpand (texts, TRUE);
         self->status_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
         gtk_widget_set_valign (self->status_box, GTK_ALIGN_CENTER);
@@ -203,6 +254,7 @@ corral_tool_card_finalize (GObject *object)
         g_free (self->id);
         g_free (self->tool);
         g_free (self->title_text);
+        g_free (self->summary);
         G_OBJECT_CLASS (corral_tool_card_parent_class)->finalize (object);
 }
 
@@ -236,33 +288,76 @@ corral_tool_card_new (CorralChatTool *tool)
         self->id = g_strdup (tool->id);
         self->tool = g_strdup (tool->tool);
         self->title_text = g_strdup (tool->title);
+        self->summary = g_strdup (tool->summary);
         gtk_box_append (GTK_BOX (self->box), build_header (self, tool));
         gtk_box_append (GTK_BOX (self->box), self->sections);
         show_state (self, CARD_RUNNING);
         if (tool->finished)
                 corral_tool_card_update (self, tool);
+        else
+                /* What runs, for whoever wants to see it while it does. */
+                gtk_box_append (GTK_BOX (self->sections), build_details (tool));
         return GTK_WIDGET (self);
 }
 
-static GtkWidget *
-build_output (CorralChatTool *tool)
+/* One part of Details: a small heading and selectable text. */
+static void
+add_detail (GtkWidget *box, const char *heading, const char *text, gboolean code)
 {
-        GtkWidget *expander, *label;
-        g_autofree char *heading = NULL;
+        GtkWidget *label;
 
-        if (tool->command && tool->exit_code >= 0)
-                /* Translators: %d is a command's exit status */
-                heading = g_strdup_printf (_ ("Output (exit status %d)"), tool->exit_code);
-        else
-                heading = g_strdup (_ ("Result"));
-        expander = gtk_expander_new (heading);
+        if (!text || !*text)
+                return;
+        label = gtk_label_new (heading);
+        gtk_label_set_xalign (GTK_LABEL (label), 0.0f);
+        gtk_widget_add_css_class (label, "caption-heading");
+        gtk_widget_add_css_class (label, "dim-label");
+        gtk_box_append (GTK_BOX (box), label);
+        label = corral_ui_plain_label (text, TRUE);
+        if (code)
+                gtk_widget_add_css_class (label, "tool-output");
+        gtk_box_append (GTK_BOX (box), label);
+}
+
+static char *
+join_lines (GPtrArray *items)
+{
+        g_autoptr (GString) out = g_string_new (NULL);
+
+        for (guint i = 0; items && i < items->len; i++)
+                g_string_append_printf (out, "%s%s", i ? "\n" : "", (char *) items->pdata[i]);
+        return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* What the assistant ran and read, for whoever wants it: the command, its exit status, the
+ * output or result as the model got it, the network requests and the sandbox's refusals. */
+static GtkWidget *
+build_details (CorralChatTool *tool)
+{
+        GtkWidget *expander = gtk_expander_new (_ ("Details"));
+        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
+        g_autofree char *status = NULL, *network = NULL, *blocked = NULL;
+
         gtk_widget_add_css_class (expander, "tool-section");
-        label = corral_ui_plain_label (tool->output, TRUE);
-        gtk_widget_add_css_class (label, "tool-output");
-        gtk_expander_set_child (GTK_EXPANDER (expander), label);
-        /* Short results and failures are shown open; long output stays folded. */
-        gtk_expander_set_expanded (GTK_EXPANDER (expander),
-                                   tool->is_error || strlen (tool->output) < 400);
+        if (tool->command) {
+                add_detail (box, _ ("Command"), tool->command, TRUE);
+                if (tool->exit_code >= 0)
+                        /* Translators: %d is a command's exit status */
+                        status = g_strdup_printf (_ ("Exit status %d"), tool->exit_code);
+                else if (tool->finished)
+                        status = g_strdup (_ ("Ended without an exit status (stopped or killed)"));
+                add_detail (box, _ ("Result"), status, FALSE);
+                add_detail (box, _ ("Output"), tool->output, TRUE);
+        } else {
+                if (tool->title && !g_str_equal (tool->tool, "request_approval"))
+                        add_detail (box, _ ("About"), tool->title, TRUE);
+                add_detail (box, _ ("What the assistant was told"), tool->output, TRUE);
+        }
+        network = join_lines (tool->network);
+        add_detail (box, _ ("Network"), network, TRUE);
+        blocked = join_lines (tool->blocked);
+        add_detail (box, _ ("Blocked by the sandbox"), blocked, TRUE);
+        gtk_expander_set_child (GTK_EXPANDER (expander), box);
         return expander;
 }
 
@@ -273,16 +368,16 @@ corral_tool_card_update (CorralToolCard *self, CorralChatTool *tool)
 
         g_return_if_fail (CORRAL_IS_TOOL_CARD (self));
 
+        self->blocked = tool->blocked->len > 0;
+        g_free (self->summary);
+        self->summary = g_strdup (tool->summary);
         show_state (self, state_of (tool));
         while ((child = gtk_widget_get_first_child (self->sections)))
                 gtk_box_remove (GTK_BOX (self->sections), child);
-        if (tool->output && *tool->output)
-                gtk_box_append (GTK_BOX (self->sections), build_output (tool));
+        /* The files are the person's: shown as they are. The rest is in Details. */
         add_section (self, _ ("Files read"), "document-open-symbolic", tool->files_read);
         add_section (self, _ ("Files changed"), "document-edit-symbolic", tool->files_changed);
-        add_section (self, _ ("Network"), "network-transmit-receive-symbolic", tool->network);
-        add_section (self, _ ("Blocked by the sandbox"), "action-unavailable-symbolic",
-                     tool->blocked);
+        gtk_box_append (GTK_BOX (self->sections), build_details (tool));
         gtk_widget_set_margin_bottom (self->sections,
                                       gtk_widget_get_first_child (self->sections) ? 6 : 0);
 }

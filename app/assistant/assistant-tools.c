@@ -29,6 +29,9 @@ static const BuiltinTool builtins[] = {
           "stderr interleaved, then the exit status. Long output is cut in the middle.",
           "{\"type\":\"object\",\"properties\":{"
           "\"command\":{\"type\":\"string\",\"description\":\"The command line\"},"
+          "\"description\":{\"type\":\"string\",\"description\":\"What the command does, in "
+          "a few plain words for the person watching (e.g. Sort the notes into folders by "
+          "topic); shown to them instead of the command\"},"
           "\"timeout\":{\"type\":\"integer\",\"description\":\"Seconds before the command is "
           "killed\"},"
           "\"cwd\":{\"type\":\"string\",\"description\":\"Working directory (a VM path)\"}},"

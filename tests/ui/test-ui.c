@@ -161,6 +161,33 @@ start_session (Fixture *f)
         return demo;
 }
 
+/* Words for the model or for developers, never shown to the person outside a card's Details. */
+static const char *const jargon[] = {
+        "request_approval", "(rule",     "exit status", "Exit status", "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",   "corralctl", "/workspace/", "str_replace", "[exit status"
+};
+
+static void
+assert_plain_words (GtkWidget *w)
+{
+        if (!gtk_widget_get_visible (w) || !gtk_widget_get_child_visible (w))
+                return;
+        /* A card's Details hold the command, its output and the model's text: for whoever
+         * opens them. */
+        if (GTK_IS_EXPANDER (w) &&
+            g_strcmp0 (gtk_expander_get_label (GTK_EXPANDER (w)), "Details") == 0)
+                return;
+        if (GTK_IS_LABEL (w)) {
+                const char *text = gtk_label_get_text (GTK_LABEL (w));
+
+                for (gsize i = 0; i < G_N_ELEMENTS (jargon); i++)
+                        if (strstr (text, jargon[i]))
+                                g_error ("“%s” is shown to the person: %s", jargon[i], text);
+        }
+        for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+                assert_plain_words (c);
+}
+
 /* Tests ---------------------------------------------------------------------------------------- */
 
 /* The window's keyboard focus is widget or inside it. */
@@ -450,6 +477,7 @@ test_chat (Fixture *f, gconstpointer data)
                           ==, 2);
         ui_test_spin (300);
         ui_test_assert_buttons_named (win);
+        assert_plain_words (win);
         ui_test_screenshot (win, "10-chat-done");
         corral_session_view_show_panel (session, "changes");
         ui_test_spin (400);
@@ -1094,14 +1122,18 @@ test_tool_card_states (void)
                 int exit_code;
                 const char *state, *words;
         } cases[] = {
-                { "shell", FALSE, FALSE, FALSE, -1, "running", "Running a command: ls" },
-                { "shell", TRUE, FALSE, FALSE, 0, "done", "Ran a command: ls" },
-                { "shell", TRUE, FALSE, FALSE, 1, "failed", "Command failed: ls" },
-                { "shell", TRUE, FALSE, FALSE, -1, "failed", "Command failed: ls" },
-                { "shell", FALSE, FALSE, TRUE, -1, "stopped", "Stopped before it finished: ls" },
-                { "shell", TRUE, FALSE, TRUE, 0, "done", "Ran a command: ls" },
-                { "create_file", FALSE, FALSE, FALSE, -1, "running", "Writing a file: ls" },
-                { "create_file", TRUE, TRUE, FALSE, -1, "failed", "Wrote a file: ls" },
+                { "shell", FALSE, FALSE, FALSE, -1, "running", "Running a command: Working…" },
+                { "shell", TRUE, FALSE, FALSE, 0, "done", "Ran a command: Done" },
+                { "shell", TRUE, FALSE, FALSE, 1, "failed",
+                  "A command did not work: It did not work; Details say why" },
+                { "shell", TRUE, FALSE, FALSE, -1, "failed",
+                  "A command did not work: It did not work; Details say why" },
+                { "shell", FALSE, FALSE, TRUE, -1, "stopped",
+                  "Ran a command: Stopped before it finished" },
+                { "shell", TRUE, FALSE, TRUE, 0, "done", "Ran a command: Done" },
+                { "create", FALSE, FALSE, FALSE, -1, "running", "Writing ls: Working…" },
+                { "create", TRUE, TRUE, FALSE, -1, "failed",
+                  "Wrote ls: It did not work; Details say why" },
         };
 
         for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
@@ -1323,7 +1355,21 @@ test_reopen (Fixture *f, gconstpointer data)
         g_assert_true (corral_tool_card_get_finished (CORRAL_TOOL_CARD (card)));
         g_assert_cmpstr (corral_tool_card_get_id (CORRAL_TOOL_CARD (card)), ==, "call-1");
         /* The restored card says what the live one said. */
-        g_assert_nonnull (ui_test_find (card, GTK_ACCESSIBLE_ROLE_LABEL, "Output (exit status 0)"));
+        g_assert_nonnull (ui_test_find (card, GTK_ACCESSIBLE_ROLE_LABEL, "Ran a command"));
+        {
+                GtkWidget *details = ui_test_find_type (card, GTK_TYPE_EXPANDER);
+
+                g_assert_nonnull (details);
+                g_assert_false (gtk_expander_get_expanded (GTK_EXPANDER (details)));
+                gtk_expander_set_expanded (GTK_EXPANDER (details), TRUE);
+                ui_test_spin (100);
+                g_assert_nonnull (ui_test_find (card, GTK_ACCESSIBLE_ROLE_LABEL, "Exit status 0"));
+                g_assert_nonnull (
+                        ui_test_find (card, GTK_ACCESSIBLE_ROLE_LABEL, "ls /workspace/Documents"));
+                gtk_expander_set_expanded (GTK_EXPANDER (details), FALSE);
+                ui_test_spin (100);
+        }
+        assert_plain_words (win);
         /* The window's title says which folder the reopened task works on. */
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, f->folder));
         ui_test_assert_buttons_named (win);

@@ -85,7 +85,8 @@ ask (CorralDemoSource *self, CorralChatApprovalKind kind, const char *target, co
 static void
 finish_delete (CorralDemoSource *self)
 {
-        g_autoptr (CorralChatTool) t = make_tool ("t3", "delete", "report-old.docx", NULL);
+        g_autoptr (CorralChatTool) t = make_tool (
+                "t3", "request_approval", "delete /workspace/Documents/report-old.docx", NULL);
 
         t->finished = TRUE;
         if (self->last_answer == CORRAL_CHAT_ANSWER_ALLOW_ONCE) {
@@ -114,11 +115,13 @@ run_step (CorralDemoSource *self)
         case 1:
                 t = make_tool ("t1", "shell", "ls -l /workspace/Documents",
                                "ls -l /workspace/Documents");
+                t->summary = g_strdup ("List what is in Documents");
                 corral_chat_source_emit_tool_started (src, t);
                 return TRUE;
         case 2:
                 t = make_tool ("t1", "shell", "ls -l /workspace/Documents",
                                "ls -l /workspace/Documents");
+                t->summary = g_strdup ("List what is in Documents");
                 t->finished = TRUE;
                 t->exit_code = 0;
                 t->output = g_strdup ("-rw-r--r-- 1 corral corral 48213 Mar  3 report.docx\n"
@@ -132,7 +135,7 @@ run_step (CorralDemoSource *self)
                                    "short summary to summary.md.");
                 return TRUE;
         case 4:
-                t = make_tool ("t2", "create_file", "summary.md", NULL);
+                t = make_tool ("t2", "create", "/workspace/Documents/summary.md", NULL);
                 t->finished = TRUE;
                 t->output = g_strdup ("Created /workspace/Documents/summary.md (14 lines).");
                 g_ptr_array_add (t->files_read, g_strdup ("/workspace/Documents/report.docx"));
@@ -146,7 +149,8 @@ run_step (CorralDemoSource *self)
                 return TRUE;
         case 6:
                 /* As in the assistant loop: the call runs while the person is asked. */
-                t = make_tool ("t3", "delete", "report-old.docx", NULL);
+                t = make_tool ("t3", "request_approval",
+                               "delete /workspace/Documents/report-old.docx", NULL);
                 corral_chat_source_emit_tool_started (src, t);
                 ask (self, CORRAL_CHAT_APPROVAL_DELETE, "/workspace/Documents/report-old.docx",
                      "It is an older copy of report.docx.");
