@@ -228,7 +228,9 @@ test_damaged_policy (Fixture *f, gconstpointer data)
 static gboolean
 need_nobody (void)
 {
-        if (geteuid () == 0 && g_find_program_in_path ("setpriv"))
+        g_autofree char *setpriv = g_find_program_in_path ("setpriv");
+
+        if (geteuid () == 0 && setpriv)
                 return TRUE;
         g_test_skip ("needs root and setpriv, to try as an account without the rights");
         return FALSE;
