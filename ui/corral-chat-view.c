@@ -19,6 +19,9 @@ struct _CorralChatView {
 
         GtkWidget *toolbar_box; /* the whole view */
         GtkWidget *content_stack; /* "empty", "transcript", "disconnected" */
+        GtkWidget *disconnected_page;
+        GtkWidget *key_button;
+        GtkWidget *retry_button;
         GtkWidget *scroller;
         gboolean follow; /* keep the end of the transcript in view as it grows */
         GtkWidget *transcript;
@@ -528,6 +531,39 @@ corral_chat_view_finalize (GObject *object)
         G_OBJECT_CLASS (corral_chat_view_parent_class)->finalize (object);
 }
 
+enum { SIGNAL_KEY_REQUESTED, SIGNAL_RETRY_REQUESTED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void
+on_key_clicked (CorralChatView *self)
+{
+        g_signal_emit (self, signals[SIGNAL_KEY_REQUESTED], 0);
+}
+
+static void
+on_retry_clicked (CorralChatView *self)
+{
+        corral_chat_view_set_disconnected (self, _ ("Connecting to the Assistant…"), NULL, FALSE,
+                                           FALSE);
+        g_signal_emit (self, signals[SIGNAL_RETRY_REQUESTED], 0);
+}
+
+void
+corral_chat_view_set_disconnected (CorralChatView *self,
+                                   const char *title,
+                                   const char *description,
+                                   gboolean offer_key,
+                                   gboolean offer_retry)
+{
+        g_return_if_fail (CORRAL_IS_CHAT_VIEW (self));
+        adw_status_page_set_title (ADW_STATUS_PAGE (self->disconnected_page), title);
+        adw_status_page_set_description (ADW_STATUS_PAGE (self->disconnected_page), description);
+        gtk_widget_set_visible (self->key_button, offer_key);
+        gtk_widget_set_visible (self->retry_button, offer_retry);
+        if (!self->source)
+                gtk_stack_set_visible_child_name (GTK_STACK (self->content_stack), "disconnected");
+}
+
 static void
 corral_chat_view_class_init (CorralChatViewClass *klass)
 {
@@ -547,8 +583,21 @@ corral_chat_view_class_init (CorralChatViewClass *klass)
         gtk_widget_class_bind_template_child (widget_class, CorralChatView, busy_spinner);
         gtk_widget_class_bind_template_child (widget_class, CorralChatView, send_button);
         gtk_widget_class_bind_template_child (widget_class, CorralChatView, stop_button);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, disconnected_page);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, key_button);
+        gtk_widget_class_bind_template_child (widget_class, CorralChatView, retry_button);
+        gtk_widget_class_bind_template_callback (widget_class, on_key_clicked);
+        gtk_widget_class_bind_template_callback (widget_class, on_retry_clicked);
         gtk_widget_class_bind_template_callback (widget_class, on_send);
         gtk_widget_class_bind_template_callback (widget_class, corral_chat_view_stop);
+
+        /* The person asks to add a model key (Preferences), or to connect again. */
+        signals[SIGNAL_KEY_REQUESTED] =
+                g_signal_new ("key-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                              NULL, NULL, NULL, G_TYPE_NONE, 0);
+        signals[SIGNAL_RETRY_REQUESTED] =
+                g_signal_new ("retry-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                              NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void

@@ -20,6 +20,14 @@ G_DECLARE_FINAL_TYPE (CorralChatView, corral_chat_view, CORRAL, CHAT_VIEW, GtkWi
 GtkWidget *corral_chat_view_new (void);
 /* source: (nullable) (transfer none) */
 void corral_chat_view_set_source (CorralChatView *self, CorralChatSource *source);
+/* Without a source: why the assistant is not there (title, description: plain text; NULL
+ * description for none), with "Add a Key…" (offer_key: signal "key-requested") and "Try
+ * Again" (offer_retry: signal "retry-requested", after which the page says it connects). */
+void corral_chat_view_set_disconnected (CorralChatView *self,
+                                        const char *title,
+                                        const char *description,
+                                        gboolean offer_key,
+                                        gboolean offer_retry);
 CorralChatSource *corral_chat_view_get_source (CorralChatView *self);
 gboolean corral_chat_view_get_busy (CorralChatView *self);
 

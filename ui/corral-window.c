@@ -22,6 +22,8 @@ struct _CorralWindow {
         GSettings *settings;
         GCancellable *cancellable; /* the start in progress */
         GCancellable *assistant_cancellable; /* the assistant being connected to the task */
+        CorralLaunchResult
+                *assistant_for; /* the workspace the assistant connects to, for Try Again */
         gboolean closing_confirmed;
 
         GtkWidget *title;
@@ -104,10 +106,30 @@ on_assistant_ready (GObject *source, GAsyncResult *res, gpointer user_data)
             g_cancellable_is_cancelled (self->assistant_cancellable))
                 return;
         if (!agent) {
-                /* The chat keeps saying it is not connected; the toast says why (no key, ...). */
-                if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-                        adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (self->toasts),
-                                                     adw_toast_new (error->message));
+                CorralChatView *chat =
+                        corral_session_view_get_chat (CORRAL_SESSION_VIEW (self->session));
+
+                if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                        return;
+                g_message ("The assistant could not connect: %s", error->message);
+                /* Said in place, with what to do: the person's words, not the provider layer's
+                 * (which names variables and commands for corralctl). */
+                if (g_error_matches (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_NO_API_KEY) ||
+                    g_error_matches (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_AUTH))
+                        corral_chat_view_set_disconnected (
+                                chat, _ ("The Assistant Needs a Model Key"),
+                                g_error_matches (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_AUTH)
+                                        ? _ ("The model’s provider did not accept the key. Add "
+                                             "the right one in Preferences, then try again.")
+                                        : _ ("Corral talks to the model with your key from its "
+                                             "provider (Anthropic, OpenAI or a compatible "
+                                             "server). Add it in Preferences; it stays in this "
+                                             "computer’s keychain. Then try again."),
+                                TRUE, TRUE);
+                else
+                        corral_chat_view_set_disconnected (chat,
+                                                           _ ("The Assistant Could Not Be Reached"),
+                                                           error->message, FALSE, TRUE);
                 return;
         }
         corral_window_set_chat_source (self, CORRAL_CHAT_SOURCE (agent));
@@ -126,9 +148,19 @@ connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
 
         if (!result->agent_client || !result->vm_dir)
                 return;
+        if (result != self->assistant_for) {
+                g_clear_pointer (&self->assistant_for, corral_launch_result_free);
+                self->assistant_for = g_new0 (CorralLaunchResult, 1);
+                self->assistant_for->vm_name = g_strdup (result->vm_name);
+                self->assistant_for->vm_dir = g_strdup (result->vm_dir);
+                self->assistant_for->agent_client = g_object_ref (result->agent_client);
+        }
         g_cancellable_cancel (self->assistant_cancellable);
         g_clear_object (&self->assistant_cancellable);
         self->assistant_cancellable = g_cancellable_new ();
+        corral_chat_view_set_disconnected (
+                corral_session_view_get_chat (CORRAL_SESSION_VIEW (self->session)),
+                _ ("Connecting to the Assistant…"), NULL, FALSE, FALSE);
         /* Same arguments: a reopened task resumes the session recorded in its VM folder. */
         (self->reopen_vm ? corral_assistant_source_resume_async
                          : corral_assistant_source_new_async) (
@@ -137,6 +169,23 @@ connect_assistant (CorralWindow *self, const CorralLaunchResult *result)
                 model, base_url, CORRAL_AGENT_CLIENT (result->agent_client), result->vm_name,
                 result->vm_dir, self->config && self->config->unconfined_commands,
                 self->assistant_cancellable, on_assistant_ready, g_object_ref (self));
+}
+
+/* Try Again on the chat: the same workspace, the key and provider as they are now. */
+static void
+on_retry_requested (CorralWindow *self)
+{
+        if (self->assistant_for)
+                connect_assistant (self, self->assistant_for);
+}
+
+static void
+on_key_requested (CorralWindow *self)
+{
+        GtkWindow *prefs = corral_window_show_preferences (self);
+
+        adw_preferences_window_set_visible_page_name (ADW_PREFERENCES_WINDOW (prefs),
+                                                      "credentials");
 }
 
 static void
@@ -538,6 +587,7 @@ corral_window_dispose (GObject *object)
         g_clear_object (&self->cancellable);
         g_cancellable_cancel (self->assistant_cancellable);
         g_clear_object (&self->assistant_cancellable);
+        g_clear_pointer (&self->assistant_for, corral_launch_result_free);
         g_clear_object (&self->launcher);
         g_clear_object (&self->settings);
         g_clear_pointer (&self->config, corral_task_config_free);
@@ -628,6 +678,12 @@ corral_window_new (GtkApplication *app, CorralLauncher *launcher, GSettings *set
                 g_settings_get_boolean (settings, "first-run-done") ? "folder" : "welcome");
         show_page (self, "first-run");
         gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (self->panel_button), TRUE);
+        g_signal_connect_object (corral_session_view_get_chat (CORRAL_SESSION_VIEW (self->session)),
+                                 "retry-requested", G_CALLBACK (on_retry_requested), self,
+                                 G_CONNECT_SWAPPED);
+        g_signal_connect_object (corral_session_view_get_chat (CORRAL_SESSION_VIEW (self->session)),
+                                 "key-requested", G_CALLBACK (on_key_requested), self,
+                                 G_CONNECT_SWAPPED);
         /* Then the person's tasks, once listed (on_tasks_loaded). */
         corral_tasks_page_set_launcher (CORRAL_TASKS_PAGE (self->tasks_page), launcher);
         return self;

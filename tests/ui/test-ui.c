@@ -1476,6 +1476,57 @@ test_tasks_home (Fixture *f, gconstpointer data)
         wait_page (f, "first-run");
 }
 
+/* args: { root, text }: a visible label says text. */
+static gboolean
+status_titled (gpointer data)
+{
+        void **args = data;
+
+        return ui_test_find (args[0], GTK_ACCESSIBLE_ROLE_LABEL, args[1]) != NULL;
+}
+
+/* No model key: the chat says so in the person's words, offers to add one (Preferences, on the
+ * Credentials page) and to try again, which connects without a restart. */
+static void
+test_no_key (Fixture *f, gconstpointer data)
+{
+        CorralFirstRun *fr = corral_window_get_first_run (f->window);
+        GtkWidget *win = GTK_WIDGET (f->window);
+        void *needs_key[] = { win, (void *) "The Assistant Needs a Model Key" };
+        GtkWidget *prefs;
+
+        g_unsetenv ("ANTHROPIC_API_KEY");
+        g_unsetenv ("OPENAI_API_KEY");
+        /* An earlier test may have stored one (the first run does). */
+        corral_secret_store_remove_sync ("anthropic", NULL, NULL);
+        f->launcher->with_client = TRUE;
+        corral_first_run_show_step (fr, "folder");
+        corral_first_run_set_folder (fr, f->folder);
+        click (win, "Start");
+        wait_page (f, "starting");
+        test_launcher_finish (f->launcher);
+        wait_page (f, "session");
+        g_assert_true (ui_test_wait (status_titled, needs_key, 10000));
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Add a Key…"));
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Try Again"));
+        ui_test_spin (600); /* the page's crossfade */
+        assert_plain_words (win);
+        ui_test_assert_buttons_named (win);
+        ui_test_screenshot (win, "06b-session-no-key");
+        click (win, "Add a Key…");
+        ui_test_spin (300);
+        prefs = ui_test_find_preferences (GTK_WINDOW (win));
+        g_assert_nonnull (prefs);
+        g_assert_cmpstr (
+                adw_preferences_window_get_visible_page_name (ADW_PREFERENCES_WINDOW (prefs)), ==,
+                "credentials");
+        gtk_window_destroy (GTK_WINDOW (prefs));
+        /* Try Again connects again: still no key here, so the same words come back. */
+        click (win, "Try Again");
+        g_assert_null (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Try Again"));
+        g_assert_true (ui_test_wait (status_titled, needs_key, 10000));
+}
+
 /* The workspace was removed (corralctl vm rm): the task is still listed, from its record, and
  * opening it makes the workspace again with the same folder and mode. */
 static void
@@ -1784,6 +1835,7 @@ main (int argc, char **argv)
         ADD ("reopen", test_reopen);
         ADD ("reopen-removed", test_reopen_removed);
         ADD ("tasks-home", test_tasks_home);
+        ADD ("no-key", test_no_key);
 #undef ADD
         g_test_add_func ("/ui/activity-words", test_activity);
         g_test_add_func ("/ui/task-record", test_task_record);

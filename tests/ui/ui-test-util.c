@@ -196,6 +196,20 @@ ui_test_find (GtkWidget *root, GtkAccessibleRole role, const char *name)
 }
 
 GtkWidget *
+ui_test_find_preferences (GtkWindow *window)
+{
+        GListModel *toplevels = gtk_window_get_toplevels ();
+
+        for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++) {
+                g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+
+                if (ADW_IS_PREFERENCES_WINDOW (w) && gtk_window_get_transient_for (w) == window)
+                        return GTK_WIDGET (w);
+        }
+        return NULL;
+}
+
+GtkWidget *
 ui_test_find_message_dialog (const char *heading)
 {
         GListModel *toplevels = gtk_window_get_toplevels ();

@@ -22,6 +22,8 @@ void ui_test_spin (guint ms);
  * label without mnemonic underscores, a label's text, the accessible label property, or a
  * preferences row's title) is name. NULL when none. */
 GtkWidget *ui_test_find (GtkWidget *root, GtkAccessibleRole role, const char *name);
+/* The Preferences window over window, or NULL. */
+GtkWidget *ui_test_find_preferences (GtkWindow *window);
 /* The message dialog shown with that heading, or NULL. */
 GtkWidget *ui_test_find_message_dialog (const char *heading);
 /* For ui_test_wait: args is { window, row title, (out) row }; TRUE once the window's tasks

@@ -221,5 +221,9 @@ test_launcher_finish (TestLauncher *self)
         result->vm_name = g_strdup ("task-test");
         result->vm_dir = g_strdup (self->vm_dir);
         result->accel = g_strdup ("tcg");
+        /* A client that never connected: the app tries its assistant with it, and the model's
+         * key is looked up first. */
+        if (self->with_client)
+                result->agent_client = G_OBJECT (corral_agent_client_new ());
         g_task_return_pointer (task, result, (GDestroyNotify) corral_launch_result_free);
 }

@@ -22,6 +22,7 @@ struct _TestLauncher {
         guint suspended;
         char *resumed; /* the VM of the last resume call */
         char *removed; /* the VM of the last remove call */
+        gboolean with_client; /* results carry an (unconnected) agent client */
         gboolean resuming; /* the task in progress is a resume */
         gboolean recreated; /* the last resume made a removed workspace again */
         gboolean unconfined_commands; /* of the config the last workspace was made with */
