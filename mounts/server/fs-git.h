@@ -7,7 +7,7 @@
  * what everyday git work writes (objects, refs, logs, the index, HEAD and the other *_HEAD
  * files, ...). A repository's config may be replaced only in a repository the guest created,
  * and only with text whose every key is on an allowlist of keys that cannot run anything.
- * The server applies these rules (fs-ops-git.c); SECURITY.md F19 states them.
+ * The server applies these rules (fs-ops-check.c); SECURITY.md F19 states them.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
