@@ -72,6 +72,7 @@ tool_from_card (const CorralAssistantToolCard *card)
         g_autoptr (cJSON) input = cJSON_Parse (card->input_json ? card->input_json : "{}");
 
         tool->summary = summary_of (card->tool, input);
+        tool->outcome = g_strdup (card->outcome);
         tool->command = g_strdup (card->command);
         tool->output = g_strdup (card->output);
         tool->exit_code = card->exit_code;

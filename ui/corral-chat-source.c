@@ -16,6 +16,7 @@ chat_tool_clear (CorralChatTool *tool)
         g_free (tool->title);
         g_free (tool->command);
         g_free (tool->summary);
+        g_free (tool->outcome);
         g_free (tool->output);
         g_ptr_array_unref (tool->files_read);
         g_ptr_array_unref (tool->files_changed);

@@ -38,6 +38,8 @@ typedef struct {
         /* (nullable) shell: what the command does, in the assistant's plain words (its
          * "description"), one line; the card's sentence */
         char *summary;
+        /* (nullable) request_approval: "denied", "done", "failed" or "cancelled" */
+        char *outcome;
         char *command; /* (nullable) shell command */
         char *output; /* (nullable) once finished */
         int exit_code; /* shell: -1 unless it exited normally */

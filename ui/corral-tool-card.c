@@ -18,6 +18,7 @@ struct _CorralToolCard {
         char *tool; /* the tool's name, for the words of each state */
         char *title_text;
         char *summary; /* (nullable) the assistant's words for a command */
+        char *outcome; /* (nullable) the person's answer to a question */
         gboolean blocked; /* the sandbox refused part of the call */
         CardState state; /* running until the call finishes or the task stops it */
         GtkWidget *box;
@@ -108,7 +109,9 @@ state_line (CorralToolCard *self, CardState state)
                 return _ ("Stopped before it finished");
         case CARD_DONE:
         default:
-                return _ ("Done");
+                if (g_strcmp0 (self->outcome, "denied") == 0)
+                        return _ ("You said no");
+                return g_strcmp0 (self->outcome, "done") == 0 ? _ ("You allowed it") : _ ("Done");
         }
 }
 
@@ -117,6 +120,9 @@ state_of (CorralChatTool *tool)
 {
         if (!tool->finished)
                 return CARD_RUNNING;
+        /* A question the person answered no to did what it should: nothing. */
+        if (g_strcmp0 (tool->outcome, "denied") == 0)
+                return CARD_DONE;
         /* A command that exited with a status other than 0 or was killed (-1) failed, whatever
          * the tool call's own result says. */
         if (tool->is_error || tool->blocked->len > 0 || (tool->command && tool->exit_code != 0))
@@ -255,6 +261,7 @@ corral_tool_card_finalize (GObject *object)
         g_free (self->tool);
         g_free (self->title_text);
         g_free (self->summary);
+        g_free (self->outcome);
         G_OBJECT_CLASS (corral_tool_card_parent_class)->finalize (object);
 }
 
@@ -371,6 +378,8 @@ corral_tool_card_update (CorralToolCard *self, CorralChatTool *tool)
         self->blocked = tool->blocked->len > 0;
         g_free (self->summary);
         self->summary = g_strdup (tool->summary);
+        g_free (self->outcome);
+        self->outcome = g_strdup (tool->outcome);
         show_state (self, state_of (tool));
         while ((child = gtk_widget_get_first_child (self->sections)))
                 gtk_box_remove (GTK_BOX (self->sections), child);

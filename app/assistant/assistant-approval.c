@@ -205,6 +205,8 @@ finish (CorralAssistantApproval *approval, char *text, gboolean is_error, const 
         AssistantToolCall *call = approval->call;
 
         audit_decision (approval, outcome);
+        g_free (call->card->outcome);
+        call->card->outcome = g_strdup (outcome);
         approval->call = NULL;
         if (approval->cancel_id)
                 g_cancellable_disconnect (call->cancellable, approval->cancel_id);

@@ -67,6 +67,7 @@ corral_assistant_tool_card_unref (CorralAssistantToolCard *card)
 {
         if (!card || !g_atomic_ref_count_dec (&((CardBox *) card)->ref))
                 return;
+        g_free (card->outcome);
         g_free (card->tool_id);
         g_free (card->tool);
         g_free (card->title);

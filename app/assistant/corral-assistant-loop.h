@@ -56,6 +56,9 @@ typedef struct {
         GPtrArray *network; /* (element-type utf8) "GET example.com:443 allowed (rule)" */
         GPtrArray *blocked; /* (element-type utf8) what the sandbox refused, explained */
         gint64 duration_us;
+        /* (nullable) request_approval: the person's answer and what came of it ("denied",
+         * "done", "failed", "cancelled"), as the audit log records it */
+        char *outcome;
 } CorralAssistantToolCard;
 
 #define CORRAL_TYPE_ASSISTANT_TOOL_CARD (corral_assistant_tool_card_get_type ())

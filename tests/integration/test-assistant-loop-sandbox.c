@@ -342,6 +342,8 @@ test_approval_network (gconstpointer data)
         g_assert_cmpstr (corral_assistant_approval_get_reason (approval), ==,
                          "download the data set");
         g_assert_false (fix_card (fix, 0)->is_error);
+        /* The card carries the outcome the app words ("You allowed it"). */
+        g_assert_cmpstr (fix_card (fix, 0)->outcome, ==, "done");
         g_assert_nonnull (strstr (fix_output (fix, 0), "The person approved"));
         /* While the task ran, the rule was in the VM's policy... */
         g_assert_nonnull (strstr (fix_output (fix, 1), "data.example.net:8443"));
@@ -394,6 +396,10 @@ test_approval_denied (void)
         g_assert_cmpuint (fix->approvals->len, ==, 2);
         g_assert_nonnull (strstr (fix_output (fix, 0), "The person declined"));
         g_assert_nonnull (strstr (fix_output (fix, 1), "The person declined"));
+        g_assert_cmpstr (fix_card (fix, 0)->outcome, ==, "denied");
+        g_assert_cmpstr (fix_card (fix, 1)->outcome, ==, "denied");
+        /* A question never put to the person has no answer. */
+        g_assert_null (fix_card (fix, 2)->outcome);
         g_assert_nonnull (strstr (fix_output (fix, 2), "not a wildcard"));
         g_assert_nonnull (strstr (fix_output (fix, 3), "no “..”"));
         g_assert_nonnull (strstr (fix_output (fix, 4), "VM's own"));
@@ -457,6 +463,7 @@ test_approval_delete (void)
         g_assert_null (corral_assistant_approval_get_warning (a));
         g_test_message ("%s", fix_output (fix, 0));
         g_assert_false (fix_card (fix, 0)->is_error);
+        g_assert_cmpstr (fix_card (fix, 0)->outcome, ==, "done");
         g_assert_nonnull (strstr (fix_output (fix, 0), "the host deleted"));
         g_assert_false (g_file_test (file, G_FILE_TEST_EXISTS));
         path = g_build_filename (corral_assistant_session_get_dir (fix->session),
@@ -530,6 +537,7 @@ test_approval_delete_replaced (void)
         g_assert_no_error (fix->error);
         g_test_message ("%s", fix_output (fix, 0));
         g_assert_true (fix_card (fix, 0)->is_error);
+        g_assert_cmpstr (fix_card (fix, 0)->outcome, ==, "failed");
         g_assert_nonnull (strstr (fix_output (fix, 0), "no longer the file the person was asked"));
         g_assert_true (g_file_get_contents (file, &now, NULL, NULL));
         g_assert_cmpstr (now, ==, "the person's draft");

@@ -1121,6 +1121,7 @@ test_tool_card_states (void)
                 gboolean finished, is_error, stop;
                 int exit_code;
                 const char *state, *words;
+                const char *outcome; /* request_approval: the person's answer */
         } cases[] = {
                 { "shell", FALSE, FALSE, FALSE, -1, "running", "Running a command: Working…" },
                 { "shell", TRUE, FALSE, FALSE, 0, "done", "Ran a command: Done" },
@@ -1134,10 +1135,18 @@ test_tool_card_states (void)
                 { "create", FALSE, FALSE, FALSE, -1, "running", "Writing ls: Working…" },
                 { "create", TRUE, TRUE, FALSE, -1, "failed",
                   "Wrote ls: It did not work; Details say why" },
+                { "request_approval", TRUE, TRUE, FALSE, -1, "done",
+                  "Asked to delete report.docx: You said no", "denied" },
+                { "request_approval", TRUE, FALSE, FALSE, -1, "done",
+                  "Asked to delete report.docx: You allowed it", "done" },
+                { "request_approval", TRUE, TRUE, FALSE, -1, "failed",
+                  "Asked to delete report.docx: It did not work; Details say why", "failed" },
         };
 
         for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
-                g_autoptr (CorralChatTool) tool = corral_chat_tool_new ("id", cases[i].tool, "ls");
+                g_autoptr (CorralChatTool) tool = corral_chat_tool_new (
+                        "id", cases[i].tool,
+                        cases[i].outcome ? "delete /workspace/Documents/report.docx" : "ls");
                 GtkWidget *card;
                 g_autofree char *diff = NULL;
 
@@ -1147,6 +1156,7 @@ test_tool_card_states (void)
                 tool->finished = cases[i].finished;
                 tool->is_error = cases[i].is_error;
                 tool->exit_code = cases[i].exit_code;
+                tool->outcome = g_strdup (cases[i].outcome);
                 if (tool->finished) {
                         tool->output = g_strdup ("");
                         corral_tool_card_update (CORRAL_TOOL_CARD (card), tool);

@@ -89,6 +89,8 @@ finish_delete (CorralDemoSource *self)
                 "t3", "request_approval", "delete /workspace/Documents/report-old.docx", NULL);
 
         t->finished = TRUE;
+        t->outcome =
+                g_strdup (self->last_answer == CORRAL_CHAT_ANSWER_ALLOW_ONCE ? "done" : "denied");
         if (self->last_answer == CORRAL_CHAT_ANSWER_ALLOW_ONCE) {
                 t->output = g_strdup ("Deleted /workspace/Documents/report-old.docx "
                                       "(a copy was kept).");
