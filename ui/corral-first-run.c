@@ -37,7 +37,7 @@ struct _CorralFirstRun {
 
 G_DEFINE_FINAL_TYPE (CorralFirstRun, corral_first_run, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_START, N_SIGNALS };
+enum { SIGNAL_START, SIGNAL_STEP_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 /* Welcome ------------------------------------------------------------------------------------- */
@@ -308,6 +308,10 @@ corral_first_run_class_init (CorralFirstRunClass *klass)
         gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
         signals[SIGNAL_START] = g_signal_new ("start", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                               0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+        /* Another step is shown (the window's Back follows it). */
+        signals[SIGNAL_STEP_CHANGED] =
+                g_signal_new ("step-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                              NULL, NULL, G_TYPE_NONE, 0);
 
         gtk_widget_class_set_template_from_resource (widget_class,
                                                      "/org/corral/Corral/ui/corral-first-run.ui");
@@ -386,6 +390,7 @@ corral_first_run_show_step (CorralFirstRun *self, const char *step)
         g_return_if_fail (CORRAL_IS_FIRST_RUN (self));
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), step);
         focus_step (self);
+        g_signal_emit (self, signals[SIGNAL_STEP_CHANGED], 0);
 }
 
 const char *

@@ -20,7 +20,7 @@ GtkWidget *corral_first_run_new (GSettings *settings);
  * and where the new ones are kept. */
 void corral_first_run_set_settings (CorralFirstRun *self, GSettings *settings);
 
-/* "welcome", "provider", "folder" */
+/* "welcome", "provider", "folder"; signal "step-changed" after each */
 void corral_first_run_show_step (CorralFirstRun *self, const char *step);
 const char *corral_first_run_get_step (CorralFirstRun *self);
 

@@ -57,20 +57,25 @@ show_page (CorralWindow *self, const char *name)
         gboolean can_return =
                 g_str_equal (name, "first-run") && shown && g_strcmp0 (shown, self->paused_vm) != 0;
         /* Else, from a new task's folder back to the list of tasks. */
+        const char *step = corral_first_run_get_step (CORRAL_FIRST_RUN (self->first_run));
         gboolean can_list =
-                g_str_equal (name, "first-run") && !can_return &&
-                g_strcmp0 (corral_first_run_get_step (CORRAL_FIRST_RUN (self->first_run)),
-                           "folder") == 0 &&
+                g_str_equal (name, "first-run") && !can_return && g_strcmp0 (step, "folder") == 0 &&
                 corral_tasks_page_get_n_tasks (CORRAL_TASKS_PAGE (self->tasks_page)) > 0;
+        /* Else, in the first run, to the step before. */
+        gboolean can_step_back = g_str_equal (name, "first-run") && !can_return && !can_list &&
+                                 (g_strcmp0 (step, "provider") == 0 ||
+                                  (g_strcmp0 (step, "folder") == 0 &&
+                                   !g_settings_get_boolean (self->settings, "first-run-done")));
+        const char *back_words = can_return ? _ ("Back to the Task")
+                                 : can_list ? _ ("Back to Your Tasks")
+                                            : _ ("Back");
 
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), name);
         gtk_widget_set_visible (self->panel_button, session);
-        gtk_widget_set_visible (self->back_button, can_return || can_list);
-        gtk_widget_set_tooltip_text (self->back_button, can_return ? _ ("Back to the Task")
-                                                                   : _ ("Back to Your Tasks"));
-        gtk_accessible_update_property (
-                GTK_ACCESSIBLE (self->back_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                can_return ? _ ("Back to the Task") : _ ("Back to Your Tasks"), -1);
+        gtk_widget_set_visible (self->back_button, can_return || can_list || can_step_back);
+        gtk_widget_set_tooltip_text (self->back_button, back_words);
+        gtk_accessible_update_property (GTK_ACCESSIBLE (self->back_button),
+                                        GTK_ACCESSIBLE_PROPERTY_LABEL, back_words, -1);
         if (g_str_equal (name, "tasks"))
                 corral_tasks_page_set_current (CORRAL_TASKS_PAGE (self->tasks_page), shown);
         adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title),
@@ -561,9 +566,26 @@ corral_window_set_chat_source (CorralWindow *self, CorralChatSource *source)
 static void
 on_back_to_task (CorralWindow *self)
 {
+        CorralFirstRun *fr = CORRAL_FIRST_RUN (self->first_run);
         const char *shown = corral_session_view_get_vm_name (CORRAL_SESSION_VIEW (self->session));
 
-        show_page (self, shown && g_strcmp0 (shown, self->paused_vm) != 0 ? "session" : "tasks");
+        if (shown && g_strcmp0 (shown, self->paused_vm) != 0)
+                show_page (self, "session");
+        else if (g_strcmp0 (corral_first_run_get_step (fr), "folder") == 0 &&
+                 corral_tasks_page_get_n_tasks (CORRAL_TASKS_PAGE (self->tasks_page)) > 0)
+                show_page (self, "tasks");
+        else if (g_strcmp0 (corral_first_run_get_step (fr), "folder") == 0)
+                corral_first_run_show_step (fr, "provider");
+        else
+                corral_first_run_show_step (fr, "welcome");
+}
+
+/* A step of the first run: Back follows it. */
+static void
+on_first_run_step (CorralWindow *self)
+{
+        if (g_strcmp0 (corral_window_get_page (self), "first-run") == 0)
+                show_page (self, "first-run");
 }
 
 static void
@@ -625,6 +647,7 @@ corral_window_class_init (CorralWindowClass *klass)
         gtk_widget_class_bind_template_child (widget_class, CorralWindow, session);
         gtk_widget_class_bind_template_callback (widget_class, on_back_to_task);
         gtk_widget_class_bind_template_callback (widget_class, on_task_open);
+        gtk_widget_class_bind_template_callback (widget_class, on_first_run_step);
         gtk_widget_class_bind_template_callback (widget_class, on_tasks_loaded);
         gtk_widget_class_bind_template_callback (widget_class, corral_window_new_task);
         gtk_widget_class_bind_template_callback (widget_class, sync_panel_button);

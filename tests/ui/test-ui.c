@@ -224,6 +224,14 @@ test_first_run (Fixture *f, gconstpointer data)
         click (win, "Get Started");
         ui_test_spin (400);
         g_assert_cmpstr (corral_first_run_get_step (fr), ==, "provider");
+        /* Back on every step of the first run. */
+        click (win, "Back");
+        ui_test_spin (400);
+        g_assert_cmpstr (corral_first_run_get_step (fr), ==, "welcome");
+        g_assert_null (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Back"));
+        click (win, "Get Started");
+        ui_test_spin (400);
+        g_assert_cmpstr (corral_first_run_get_step (fr), ==, "provider");
         key = ui_test_find_type (win, ADW_TYPE_PASSWORD_ENTRY_ROW);
         g_assert_nonnull (key);
         g_assert_true (focus_in (win, key));
@@ -259,6 +267,12 @@ test_first_run (Fixture *f, gconstpointer data)
         ui_test_spin (400);
         g_assert_true (focus_in (
                 win, ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Choose a folder to share")));
+        /* The folder step leads back to the provider (the key is kept), and on again. */
+        click (win, "Back");
+        ui_test_spin (400);
+        g_assert_cmpstr (corral_first_run_get_step (fr), ==, "provider");
+        corral_first_run_show_step (fr, "folder");
+        ui_test_spin (400);
         g_assert_false (
                 gtk_widget_is_sensitive (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Start")));
         corral_first_run_set_folder (fr, f->folder);
