@@ -22,6 +22,7 @@ struct _CorralAssistantSource {
         char *restore_notice; /* (nullable) why the earlier conversation is not shown */
         gboolean network_alerted; /* the VM's network went off and the person was told */
         char *vm_name; /* (nullable) the task's workspace, whose record the first request names */
+        gboolean can_retry; /* the last task ended on a passing failure */
 };
 
 static void chat_source_init (CorralChatSourceInterface *iface);
@@ -205,6 +206,7 @@ task_done (GObject *object, GAsyncResult *result, gpointer user_data)
         g_autofree char *with_hint = NULL;
 
         g_clear_object (&self->cancellable);
+        self->can_retry = error && corral_llm_error_is_transient (error);
         if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
                 message = _ ("Stopped.");
         else if (g_error_matches (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_AUTH))
@@ -258,8 +260,28 @@ source_send (CorralChatSource *source, const char *text)
                 corral_run_in_thread (name_task,
                                       g_strdupv ((char *[]){ self->vm_name, (char *) text, NULL }),
                                       (GDestroyNotify) g_strfreev, NULL, NULL, on_task_named, NULL);
+        self->can_retry = FALSE;
         self->cancellable = g_cancellable_new ();
         corral_assistant_session_run_task_async (self->session, text, self->cancellable, task_done,
+                                                 g_object_ref (self));
+}
+
+static gboolean
+source_can_retry (CorralChatSource *source)
+{
+        CorralAssistantSource *self = CORRAL_ASSISTANT_SOURCE (source);
+
+        return self->can_retry && !self->cancellable;
+}
+
+static void
+source_retry (CorralChatSource *source)
+{
+        CorralAssistantSource *self = CORRAL_ASSISTANT_SOURCE (source);
+
+        self->can_retry = FALSE;
+        self->cancellable = g_cancellable_new ();
+        corral_assistant_session_run_task_async (self->session, "", self->cancellable, task_done,
                                                  g_object_ref (self));
 }
 
@@ -278,6 +300,8 @@ chat_source_init (CorralChatSourceInterface *iface)
 {
         iface->send = source_send;
         iface->stop = source_stop;
+        iface->can_retry = source_can_retry;
+        iface->retry = source_retry;
 }
 
 static void

@@ -260,6 +260,24 @@ corral_chat_source_stop (CorralChatSource *self)
         CORRAL_CHAT_SOURCE_GET_IFACE (self)->stop (self);
 }
 
+gboolean
+corral_chat_source_can_retry (CorralChatSource *self)
+{
+        CorralChatSourceInterface *iface;
+
+        g_return_val_if_fail (CORRAL_IS_CHAT_SOURCE (self), FALSE);
+        iface = CORRAL_CHAT_SOURCE_GET_IFACE (self);
+        return iface->can_retry && iface->retry && iface->can_retry (self);
+}
+
+void
+corral_chat_source_retry (CorralChatSource *self)
+{
+        g_return_if_fail (CORRAL_IS_CHAT_SOURCE (self));
+        if (corral_chat_source_can_retry (self))
+                CORRAL_CHAT_SOURCE_GET_IFACE (self)->retry (self);
+}
+
 void
 corral_chat_source_emit_text_delta (CorralChatSource *self, const char *text)
 {

@@ -125,10 +125,17 @@ struct _CorralChatSourceInterface {
         void (*send) (CorralChatSource *self, const char *text);
         /* Stops the running task: the running command is killed; task-finished follows. */
         void (*stop) (CorralChatSource *self);
+        /* (optional) The last task ended on a passing failure (the provider could not be
+         * reached, was overloaded...): TRUE until retry or send. */
+        gboolean (*can_retry) (CorralChatSource *self);
+        /* (optional) Goes on with the task where the failure stopped it. */
+        void (*retry) (CorralChatSource *self);
 };
 
 void corral_chat_source_send (CorralChatSource *self, const char *text);
 void corral_chat_source_stop (CorralChatSource *self);
+gboolean corral_chat_source_can_retry (CorralChatSource *self);
+void corral_chat_source_retry (CorralChatSource *self);
 
 /* For implementations: emit the interface's signals. */
 void corral_chat_source_emit_text_delta (CorralChatSource *self, const char *text);

@@ -182,6 +182,37 @@ add_notice (CorralChatView *self, const char *text, gboolean error)
 }
 
 static void
+on_retry_clicked_in_chat (GtkButton *button, CorralChatView *self)
+{
+        gtk_widget_set_sensitive (GTK_WIDGET (button), FALSE);
+        if (!self->source || !corral_chat_source_can_retry (self->source))
+                return;
+        set_busy (self, TRUE);
+        corral_chat_source_retry (self->source);
+}
+
+/* A task that stopped on a passing failure: why, and Try Again, which goes on from there. */
+static void
+add_retry_notice (CorralChatView *self, const char *text)
+{
+        GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+        GtkWidget *label = corral_ui_plain_label (text, TRUE);
+        GtkWidget *button = gtk_button_new_with_mnemonic (_ ("_Try Again"));
+
+        gtk_label_set_xalign (GTK_LABEL (label), 0.5f);
+        gtk_label_set_justify (GTK_LABEL (label), GTK_JUSTIFY_CENTER);
+        gtk_widget_add_css_class (label, "error");
+        gtk_widget_add_css_class (label, "caption");
+        gtk_widget_set_halign (button, GTK_ALIGN_CENTER);
+        gtk_widget_add_css_class (button, "pill");
+        g_signal_connect (button, "clicked", G_CALLBACK (on_retry_clicked_in_chat), self);
+        gtk_box_append (GTK_BOX (box), label);
+        gtk_box_append (GTK_BOX (box), button);
+        end_reply (self);
+        append_row (self, box);
+}
+
+static void
 on_notice (CorralChatSource *source, const char *text, CorralChatView *self)
 {
         add_notice (self, text, FALSE);
@@ -205,7 +236,9 @@ on_task_finished (CorralChatSource *source, const char *error, CorralChatView *s
                 corral_chat_approval_unref (a);
         if (self->dialog)
                 gtk_window_destroy (GTK_WINDOW (self->dialog));
-        if (error)
+        if (error && self->source && corral_chat_source_can_retry (self->source))
+                add_retry_notice (self, error);
+        else if (error)
                 add_notice (self, error, TRUE);
         set_busy (self, FALSE);
 }

@@ -58,6 +58,17 @@ add_user_text (CorralAssistantSession *self, const char *text)
         record (self, assistant_store_user_record (text));
 }
 
+/* The conversation ends with the person's words or tool results: a request can be sent as is. */
+static gboolean
+last_is_user (CorralAssistantSession *self)
+{
+        GPtrArray *messages = self->conv->messages;
+
+        return messages->len > 0 &&
+               ((CorralLlmMessage *) messages->pdata[messages->len - 1])->role ==
+                       CORRAL_LLM_ROLE_USER;
+}
+
 static void
 add_tool_result (CorralAssistantSession *self, const char *id, const char *text, gboolean is_error)
 {
@@ -427,7 +438,11 @@ corral_assistant_session_run_task_async (CorralAssistantSession *self,
         close_open_tool_uses (self);
         system = corral_assistant_session_build_system_prompt (self);
         corral_llm_conversation_set_system (self->conv, system);
-        add_user_text (self, text);
+        if (*text || !last_is_user (self))
+                /* Going on after a failure when the model had the last word: it is told so. */
+                add_user_text (self, *text ? text
+                                           : "The last request to you failed on the way; go on "
+                                             "where you stopped.");
         step (g_steal_pointer (&task));
 }
 

@@ -209,6 +209,8 @@ gboolean corral_assistant_session_get_unconfined_commands (CorralAssistantSessio
 /* Runs one task. Fails with G_IO_ERROR_CANCELLED when cancelled (the running command is killed),
  * with the provider's CORRAL_LLM_ERROR when the model cannot be reached, with
  * G_IO_ERROR_BUSY while another task runs. */
+/* text: the person's words; "" goes on with the conversation as it is (after a task that ended
+ * on a passing failure, corral_llm_error_is_transient). */
 void corral_assistant_session_run_task_async (CorralAssistantSession *self,
                                               const char *text,
                                               GCancellable *cancellable,

@@ -314,6 +314,36 @@ test_step_limit_and_max_tokens (void)
         g_assert_cmpuint (fix->result->steps, ==, 2);
 }
 
+/* A task stopped by a passing failure (the provider overloaded) goes on with "": the same
+ * conversation is sent again, the person's words once, and the model gets its answer. */
+static void
+test_go_on_after_failure (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *second = NULL;
+        const cJSON *messages;
+
+        corral_fake_llm_server_push (
+                fix->server,
+                corral_fake_llm_error_reply (529, "overloaded_error", "Overloaded", NULL));
+        fix_push (fix, "Sorted.", NULL, NULL, "end");
+        fix_run (fix, "sort my notes", NULL);
+        g_assert_error (fix->error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_OVERLOADED);
+        g_assert_true (corral_llm_error_is_transient (fix->error));
+        fix_run (fix, "", NULL);
+        g_assert_no_error (fix->error);
+        g_assert_nonnull (fix->result);
+        g_assert_cmpstr (fix->result->final_text, ==, "Sorted.");
+        /* The second request holds the person's words once, and nothing the person did not
+         * write. */
+        second = fix_sent_text (fix, 1);
+        g_assert_nonnull (strstr (second, "sort my notes"));
+        g_assert_null (strstr (strstr (second, "sort my notes") + 1, "sort my notes"));
+        g_assert_null (strstr (second, "go on where you stopped"));
+        messages = cJSON_GetObjectItemCaseSensitive (fix_sent (fix, 1), "messages");
+        g_assert_cmpint (cJSON_GetArraySize (messages), ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -336,5 +366,6 @@ main (int argc, char **argv)
         g_test_add_func ("/assistant-loop/provider/timeout", test_provider_timeout);
         g_test_add_func ("/assistant-loop/cancel-kills", test_cancel_kills);
         g_test_add_func ("/assistant-loop/step-limit-max-tokens", test_step_limit_and_max_tokens);
+        g_test_add_func ("/assistant-loop/go-on-after-failure", test_go_on_after_failure);
         return g_test_run ();
 }

@@ -1509,6 +1509,32 @@ status_titled (gpointer data)
         return ui_test_find (args[0], GTK_ACCESSIBLE_ROLE_LABEL, args[1]) != NULL;
 }
 
+/* The provider could not be reached during a task: the chat says so with Try Again, which goes
+ * on without a restart (and without the person typing the request again). */
+static void
+test_retry (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralDemoSource) demo = start_session (f);
+        GtkWidget *win = GTK_WIDGET (f->window);
+        CorralChatView *chat =
+                corral_session_view_get_chat (corral_window_get_session_view (f->window));
+        void *back[] = { win, (void *) "Back again: the provider answers." };
+
+        corral_demo_source_fail_next (demo);
+        corral_chat_view_send (chat, "Sort my notes");
+        ui_test_spin (200);
+        g_assert_nonnull (
+                ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
+                              "Could not reach the model's provider: the network is down."));
+        ui_test_screenshot (win, "10b-chat-retry");
+        click (win, "Try Again");
+        g_assert_true (ui_test_wait (status_titled, back, 5000));
+        g_assert_cmpuint (corral_demo_source_get_retries (demo), ==, 1);
+        /* Used once: the button does not go on twice. */
+        g_assert_false (gtk_widget_is_sensitive (
+                ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Try Again")));
+}
+
 /* No model key: the chat says so in the person's words, offers to add one (Preferences, on the
  * Credentials page) and to try again, which connects without a restart. */
 static void
@@ -1860,6 +1886,7 @@ main (int argc, char **argv)
         ADD ("reopen-removed", test_reopen_removed);
         ADD ("tasks-home", test_tasks_home);
         ADD ("no-key", test_no_key);
+        ADD ("retry", test_retry);
 #undef ADD
         g_test_add_func ("/ui/activity-words", test_activity);
         g_test_add_func ("/ui/task-record", test_task_record);

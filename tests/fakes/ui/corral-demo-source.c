@@ -17,6 +17,9 @@ struct _CorralDemoSource {
         guint word;
         GPtrArray *answers;
         char *folder; /* shown as the shared folder on this computer */
+        gboolean fail_next; /* the next message ends on a passing failure */
+        gboolean can_retry;
+        guint retries;
 };
 
 static void corral_demo_source_iface_init (CorralChatSourceInterface *iface);
@@ -229,9 +232,35 @@ demo_send (CorralChatSource *source, const char *text)
 
         if (self->busy)
                 return;
+        self->can_retry = FALSE;
+        if (self->fail_next) {
+                /* As the assistant source says a provider it could not reach. */
+                self->fail_next = FALSE;
+                self->can_retry = TRUE;
+                corral_chat_source_emit_task_finished (
+                        source, "Could not reach the model's provider: the network is down.");
+                return;
+        }
         self->busy = TRUE;
         self->step = 0;
         schedule (self);
+}
+
+static gboolean
+demo_can_retry (CorralChatSource *source)
+{
+        return CORRAL_DEMO_SOURCE (source)->can_retry;
+}
+
+static void
+demo_retry (CorralChatSource *source)
+{
+        CorralDemoSource *self = CORRAL_DEMO_SOURCE (source);
+
+        self->can_retry = FALSE;
+        self->retries++;
+        corral_chat_source_emit_text_delta (source, "Back again: the provider answers.");
+        corral_chat_source_emit_task_finished (source, NULL);
 }
 
 static void
@@ -253,6 +282,8 @@ corral_demo_source_iface_init (CorralChatSourceInterface *iface)
 {
         iface->send = demo_send;
         iface->stop = demo_stop;
+        iface->can_retry = demo_can_retry;
+        iface->retry = demo_retry;
 }
 
 static void
@@ -314,4 +345,18 @@ corral_demo_source_is_busy (CorralDemoSource *self)
 {
         g_return_val_if_fail (CORRAL_IS_DEMO_SOURCE (self), FALSE);
         return self->busy;
+}
+
+void
+corral_demo_source_fail_next (CorralDemoSource *self)
+{
+        g_return_if_fail (CORRAL_IS_DEMO_SOURCE (self));
+        self->fail_next = TRUE;
+}
+
+guint
+corral_demo_source_get_retries (CorralDemoSource *self)
+{
+        g_return_val_if_fail (CORRAL_IS_DEMO_SOURCE (self), 0);
+        return self->retries;
 }

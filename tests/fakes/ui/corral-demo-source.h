@@ -23,5 +23,8 @@ void corral_demo_source_set_folder (CorralDemoSource *self, const char *folder);
 const GPtrArray *corral_demo_source_get_answers (CorralDemoSource *self);
 /* TRUE while a task runs (between send and task-finished). */
 gboolean corral_demo_source_is_busy (CorralDemoSource *self);
+/* The next message ends at once on a passing failure (can_retry); retry goes on. */
+void corral_demo_source_fail_next (CorralDemoSource *self);
+guint corral_demo_source_get_retries (CorralDemoSource *self);
 
 G_END_DECLS
