@@ -670,10 +670,9 @@ run_command (int i, int argc, char **argv)
         return status;
 }
 
-int
-main (int argc, char **argv)
+static int
+dispatch (int argc, char **argv)
 {
-        setlocale (LC_ALL, "");
         bindtextdomain (GETTEXT_PACKAGE, corral_paths_locale_dir ());
         bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
         textdomain (GETTEXT_PACKAGE);
@@ -708,4 +707,31 @@ main (int argc, char **argv)
         g_printerr (_ ("corralctl: unknown command “%s”\n"), argv[1]);
         usage (stderr);
         return EXIT_FAILURE_CTL;
+}
+
+static int exit_status;
+static pid_t main_pid;
+
+/* Runs first at exit (registered last): with libvirt's embedded driver open, its threads may
+ * still be reconnecting to VMs, and the C library's destructors must not run under them
+ * (corral_vm_manager_embedded_opened). Everything of ours is done and written by now. */
+static void
+exit_before_destructors (void)
+{
+        /* Only main()'s own return: never a forked child's exit. */
+        if (getpid () != main_pid || !corral_vm_manager_embedded_opened ())
+                return;
+        fflush (stdout);
+        fflush (stderr);
+        _exit (exit_status);
+}
+
+int
+main (int argc, char **argv)
+{
+        setlocale (LC_ALL, "");
+        main_pid = getpid ();
+        atexit (exit_before_destructors);
+        exit_status = dispatch (argc, argv);
+        return exit_status;
 }

@@ -106,6 +106,14 @@ ignore_libvirt_error (void *data, virErrorPtr error)
         /* Errors are reported through GError; libvirt's default handler would print them. */
 }
 
+static gint embedded_opened;
+
+gboolean
+corral_vm_manager_embedded_opened (void)
+{
+        return g_atomic_int_get (&embedded_opened);
+}
+
 void
 corral_vm_manager_quiet_libvirt_logs (void)
 {
@@ -371,6 +379,8 @@ open_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
         g_mkdir_with_parents (vms, 0700);
         g_once (&once, libvirt_init_once, NULL);
         self = g_object_new (CORRAL_TYPE_VM_MANAGER, NULL);
+        if (g_str_has_prefix (d->sel->uri, "qemu:///embed"))
+                g_atomic_int_set (&embedded_opened, TRUE);
         self->conn = virConnectOpen (d->sel->uri);
         if (!self->conn) {
                 g_task_return_error (task, unreachable_error (d->sel));

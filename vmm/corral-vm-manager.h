@@ -84,6 +84,13 @@ typedef struct {
 
 void corral_vm_manager_quiet_libvirt_logs (void);
 
+/* TRUE once this process opened libvirt's embedded driver (qemu:///embed: root without a
+ * libvirtd). That driver reconnects to the running VMs on threads of its own, which no API
+ * waits for; a short-lived program that exits while one runs crashes in the C library's
+ * destructors (libnuma's, under virNumaGetHostMemoryNodeset). Such a program ends with _exit()
+ * after flushing its output instead (corralctl does). */
+gboolean corral_vm_manager_embedded_opened (void);
+
 #define CORRAL_TYPE_VM_MANAGER (corral_vm_manager_get_type ())
 G_DECLARE_FINAL_TYPE (CorralVmManager, corral_vm_manager, CORRAL, VM_MANAGER, GObject)
 
