@@ -331,6 +331,16 @@ on_records_listed (GObject *source, GAsyncResult *res, gpointer user_data)
                 g_object_unref (task);
                 return;
         }
+        /* No task, nothing to ask libvirt: a window that opens on a new task does not open it. */
+        if (records->len == 0) {
+                g_ptr_array_unref (records);
+                g_task_return_pointer (
+                        task,
+                        g_ptr_array_new_with_free_func ((GDestroyNotify) corral_task_info_free),
+                        (GDestroyNotify) g_ptr_array_unref);
+                g_object_unref (task);
+                return;
+        }
         g_task_set_task_data (task, records, (GDestroyNotify) g_ptr_array_unref);
         CORRAL_LAUNCHER_GET_IFACE (g_task_get_source_object (task))
                 ->list_async (g_task_get_source_object (task), g_task_get_cancellable (task),
