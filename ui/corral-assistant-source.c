@@ -39,30 +39,16 @@ copy_strings (GPtrArray *to, GPtrArray *from)
                 g_ptr_array_add (to, g_strdup (g_ptr_array_index (from, i)));
 }
 
-#define SUMMARY_MAX 100
-
-/* (transfer full) (nullable) the shell call's "description", made one line of plain text */
+/* (transfer full) (nullable) the shell call's "description": the assistant's words for the
+ * person, cleaned as a task's title is (one line, no control or bidi characters, bounded). */
 static char *
 summary_of (const char *tool, const cJSON *input)
 {
         const cJSON *item = cJSON_GetObjectItemCaseSensitive (input, "description");
-        g_autofree char *valid = NULL;
-        g_autoptr (GString) out = g_string_new (NULL);
 
         if (g_strcmp0 (tool, "shell") != 0 || !cJSON_IsString (item))
                 return NULL;
-        valid = g_utf8_make_valid (item->valuestring, -1);
-        for (const char *p = valid; *p && g_utf8_strlen (out->str, -1) < SUMMARY_MAX;
-             p = g_utf8_next_char (p)) {
-                gunichar c = g_utf8_get_char (p);
-
-                if (c == '\n')
-                        break;
-                if (!g_unichar_iscntrl (c) && g_unichar_type (c) != G_UNICODE_FORMAT)
-                        g_string_append_unichar (out, c);
-        }
-        g_strstrip (out->str);
-        return *out->str ? g_strdup (out->str) : NULL;
+        return corral_task_record_make_title (item->valuestring);
 }
 
 /* (transfer full) the card as the view shows it */

@@ -26,6 +26,7 @@ struct _CorralChatView {
         gboolean follow; /* keep the end of the transcript in view as it grows */
         GtkWidget *transcript;
         GtkWidget *reply_label; /* the assistant text being streamed, or NULL */
+        guint render_id; /* the streamed reply is rendered again once the pieces stop coming */
         GString *reply;
         GHashTable *cards; /* id -> CorralToolCard (transfer none) */
         guint n_cards;
@@ -76,9 +77,32 @@ append_row (CorralChatView *self, GtkWidget *row)
         scroll_to_end (self);
 }
 
+static void reply_label_set (GtkWidget *label, const char *text);
+
+/* The streamed reply as it stands, parsed and shown (the pieces of one main-loop turn at once:
+ * a reply arrives in thousands of them, and each render parses it whole). */
+static void
+render_reply (CorralChatView *self)
+{
+        g_clear_handle_id (&self->render_id, g_source_remove);
+        if (self->reply_label)
+                reply_label_set (self->reply_label, self->reply->str);
+}
+
+static gboolean
+on_render_idle (gpointer data)
+{
+        CorralChatView *self = data;
+
+        self->render_id = 0;
+        render_reply (self);
+        return G_SOURCE_REMOVE;
+}
+
 static void
 end_reply (CorralChatView *self)
 {
+        render_reply (self);
         self->reply_label = NULL;
 }
 
@@ -132,7 +156,8 @@ on_text_delta (CorralChatSource *source, const char *text, CorralChatView *self)
                 append_row (self, self->reply_label);
         }
         g_string_append (self->reply, text);
-        reply_label_set (self->reply_label, self->reply->str);
+        if (!self->render_id)
+                self->render_id = g_idle_add (on_render_idle, self);
         scroll_to_end (self);
 }
 
@@ -140,8 +165,7 @@ static void
 on_reply_restarted (CorralChatSource *source, CorralChatView *self)
 {
         g_string_truncate (self->reply, 0);
-        if (self->reply_label)
-                gtk_label_set_text (GTK_LABEL (self->reply_label), "");
+        render_reply (self);
 }
 
 static void
@@ -540,6 +564,7 @@ corral_chat_view_dispose (GObject *object)
         CorralChatView *self = CORRAL_CHAT_VIEW (object);
         CorralChatApproval *a;
 
+        g_clear_handle_id (&self->render_id, g_source_remove);
         while ((a = g_queue_pop_head (&self->approvals)))
                 corral_chat_approval_unref (a);
         if (self->dialog) {

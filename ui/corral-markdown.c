@@ -4,6 +4,8 @@
  */
 #include "corral-markdown.h"
 
+#include "assistant-text.h"
+
 #include <adwaita.h>
 #include <cmark.h>
 #include <glib/gi18n.h>
@@ -186,37 +188,21 @@ leave (Render *r, cmark_node *node)
         }
 }
 
-/* Line breaks and tabs stay; other control characters and the bidi controls that could make
- * the text read otherwise than it is go. */
-static char *
-clean_text (const char *text, gssize len)
-{
-        g_autofree char *valid = g_utf8_make_valid (text ? text : "", len);
-        GString *out = g_string_sized_new (strlen (valid));
-
-        for (const char *p = valid; *p; p = g_utf8_next_char (p)) {
-                gunichar c = g_utf8_get_char (p);
-
-                if ((g_unichar_iscntrl (c) && c != '\n' && c != '\t') ||
-                    (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069))
-                        continue;
-                g_string_append_unichar (out, c);
-        }
-        return g_string_free (out, FALSE);
-}
-
 char *
 corral_markdown_to_pango (const char *text, gssize len)
 {
-        g_autofree char *valid = NULL;
+        g_autofree char *valid = NULL, *clean = NULL;
         Render r = { .out = g_string_new (NULL) };
         cmark_node *doc;
         cmark_iter *iter;
         cmark_event_type ev;
 
         g_return_val_if_fail (text != NULL || len == 0, NULL);
-        valid = clean_text (text, len);
-        doc = cmark_parse_document (valid, strlen (valid), CMARK_OPT_DEFAULT);
+        /* Line breaks and tabs stay; other control characters and the bidi controls that could
+         * make the text read otherwise than it is go, as on corralctl's terminal. */
+        valid = g_utf8_make_valid (text ? text : "", len);
+        clean = assistant_text_for_terminal (valid);
+        doc = cmark_parse_document (clean, strlen (clean), CMARK_OPT_DEFAULT);
         iter = cmark_iter_new (doc);
         while ((ev = cmark_iter_next (iter)) != CMARK_EVENT_DONE) {
                 cmark_node *node = cmark_iter_get_node (iter);

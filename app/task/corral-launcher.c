@@ -8,6 +8,7 @@
 
 #include "corral-image.h"
 #include "corral-vm-manager.h"
+#include "corral-task-private.h"
 #include "corral-task-record.h"
 #include "corral-task-start.h"
 #include "corral-thread.h"
@@ -125,11 +126,8 @@ on_impl_started (GObject *source, GAsyncResult *res, gpointer user_data)
 
         st->result = CORRAL_LAUNCHER_GET_IFACE (source)->start_finish (CORRAL_LAUNCHER (source),
                                                                        res, &error);
-        if (!st->result) {
-                g_task_return_error (task, error);
-                g_object_unref (task);
+        if (corral_task_fail_if (task, error))
                 return;
-        }
         /* Saved before the start is over: the assistant adds its session id to it next. */
         corral_run_in_thread (save_record, st, NULL, NULL, NULL, on_record_saved, task);
 }
@@ -326,11 +324,8 @@ on_records_listed (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
         GPtrArray *records = corral_run_in_thread_finish (res, &error);
 
-        if (!records) {
-                g_task_return_error (task, error);
-                g_object_unref (task);
+        if (corral_task_fail_if (task, error))
                 return;
-        }
         /* No task, nothing to ask libvirt: a window that opens on a new task does not open it. */
         if (records->len == 0) {
                 g_ptr_array_unref (records);
@@ -412,12 +407,9 @@ on_workspace_removed (GObject *source, GAsyncResult *res, gpointer user_data)
         GTask *task = user_data;
         GError *error = NULL;
 
-        if (!CORRAL_LAUNCHER_GET_IFACE (source)->remove_finish (CORRAL_LAUNCHER (source), res,
-                                                                &error)) {
-                g_task_return_error (task, error);
-                g_object_unref (task);
+        CORRAL_LAUNCHER_GET_IFACE (source)->remove_finish (CORRAL_LAUNCHER (source), res, &error);
+        if (corral_task_fail_if (task, error))
                 return;
-        }
         corral_run_in_thread (forget_task, g_task_get_task_data (task), NULL, NULL, NULL,
                               on_task_forgotten, task);
 }

@@ -12,6 +12,7 @@
 #include "corral-egress-vm.h"
 #include "corral-image.h"
 #include "corral-shares.h"
+#include "corral-task-private.h"
 #include "corral-thread.h"
 #include "fs-managed.h"
 
@@ -187,17 +188,6 @@ create_report (GTask *task, CorralLaunchStage stage, double fraction, const char
                 c->progress (stage, fraction, detail, c->progress_data);
 }
 
-/* GTask owns the reference passed along the steps; each step ends it on failure. */
-static gboolean
-create_failed (GTask *task, GError *error)
-{
-        if (!error)
-                return FALSE;
-        g_task_return_error (task, error);
-        g_object_unref (task);
-        return TRUE;
-}
-
 static void
 on_services (GObject *source, GAsyncResult *res, gpointer user_data)
 {
@@ -206,7 +196,7 @@ on_services (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
 
         corral_run_in_thread_finish (res, &error);
-        if (create_failed (task, error))
+        if (corral_task_fail_if (task, error))
                 return;
         g_task_return_pointer (task, g_steal_pointer (&c->info),
                                (GDestroyNotify) corral_vm_info_free);
@@ -234,7 +224,7 @@ on_vm_created (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
 
         c->info = corral_vm_manager_create_finish (CORRAL_VM_MANAGER (source), res, &error);
-        if (create_failed (task, error))
+        if (corral_task_fail_if (task, error))
                 return;
         if (!c->info->vm_dir) {
                 g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_FAILED,
@@ -296,7 +286,7 @@ on_image_built (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
 
         c->image = corral_image_build_finish (res, &error);
-        if (create_failed (task, error))
+        if (corral_task_fail_if (task, error))
                 return;
         CorralVmSpec spec = { .name = c->name,
                               .memory_mib = c->memory_mib,

@@ -10,6 +10,7 @@
 #include <glib/gi18n.h>
 
 #include "corral-shares.h"
+#include "corral-task-private.h"
 #include "corral-task-start.h"
 #include "corral-thread.h"
 #include "corral-vm-manager.h"
@@ -57,16 +58,6 @@ report (GTask *task, CorralLaunchStage stage, double fraction, const char *detai
                 l->progress (stage, fraction, detail, l->progress_data);
 }
 
-static gboolean
-fail_if (GTask *task, GError *error)
-{
-        if (!error)
-                return FALSE;
-        g_task_return_error (task, error);
-        g_object_unref (task);
-        return TRUE;
-}
-
 static void
 on_mounted (GObject *source, GAsyncResult *res, gpointer user_data)
 {
@@ -75,7 +66,7 @@ on_mounted (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
 
         corral_run_in_thread_finish (res, &error);
-        if (fail_if (task, error))
+        if (corral_task_fail_if (task, error))
                 return;
         report (task, CORRAL_LAUNCH_STAGE_CONNECT, 1.0, NULL);
         g_task_return_pointer (task, g_steal_pointer (&l->result),
@@ -104,7 +95,7 @@ on_connected (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
 
         if (!corral_vm_manager_connect_agent_finish (CORRAL_VM_MANAGER (source), res, &error) &&
-            fail_if (task, error))
+            corral_task_fail_if (task, error))
                 return;
         corral_run_in_thread (wait_mounted, l, NULL, NULL, g_task_get_cancellable (task),
                               on_mounted, task);
@@ -131,7 +122,7 @@ on_shared (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
 
         corral_run_in_thread_finish (res, &error);
-        if (fail_if (task, error))
+        if (corral_task_fail_if (task, error))
                 return;
         connect_agent (task);
 }
@@ -144,7 +135,7 @@ on_created (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
         g_autoptr (CorralVmInfo) info = corral_task_create_finish (res, NULL, &error);
 
-        if (fail_if (task, error))
+        if (corral_task_fail_if (task, error))
                 return;
         l->result = g_new0 (CorralLaunchResult, 1);
         l->result->vm_name = g_strdup (info->name);
@@ -179,7 +170,7 @@ create_vm (GTask *task)
         for (guint i = 0; l->config->network_allow && l->config->network_allow[i]; i++)
                 if (!corral_egress_policy_add_rule (policy, TRUE, l->config->network_allow[i],
                                                     &error) &&
-                    fail_if (task, error))
+                    corral_task_fail_if (task, error))
                         return;
         const CorralTaskSpec spec = { .name = name,
                                       .image = l->config->image,
@@ -192,46 +183,48 @@ create_vm (GTask *task)
                                   g_task_get_cancellable (task), on_created, task);
 }
 
+/* What a launch does next, once the libvirt connection is open. */
+typedef void (*WithManager) (GTask *task);
+
+typedef struct {
+        GTask *task;
+        WithManager then;
+} Opening;
+
 static void
-on_opened (GObject *source, GAsyncResult *res, gpointer user_data)
+on_manager_opened (GObject *source, GAsyncResult *res, gpointer user_data)
 {
-        GTask *task = user_data;
+        Opening *o = user_data;
+        GTask *task = o->task;
+        WithManager then = o->then;
         CorralVmLauncher *self = g_task_get_source_object (task);
         GError *error = NULL;
         CorralVmManager *manager = corral_vm_manager_open_finish (res, &error);
 
-        if (fail_if (task, error))
+        g_free (o);
+        if (corral_task_fail_if (task, error))
                 return;
         g_set_object (&self->manager, manager);
         g_object_unref (manager);
-        create_vm (task);
+        then (task);
 }
 
+/* Calls then (task) with self->manager open (on first use it is opened; a failure to open
+ * ends the task with its error). */
 static void
-ensure_manager (GTask *task, GAsyncReadyCallback opened)
+with_manager (GTask *task, WithManager then)
 {
         CorralVmLauncher *self = g_task_get_source_object (task);
+        Opening *o;
 
         if (self->manager) {
-                g_object_ref (self->manager);
-                opened (NULL, NULL, task);
+                then (task);
                 return;
         }
-        corral_vm_manager_open_async (NULL, g_task_get_cancellable (task), opened, task);
-}
-
-static void
-on_opened_for_start (GObject *source, GAsyncResult *res, gpointer user_data)
-{
-        GTask *task = user_data;
-        CorralVmLauncher *self = g_task_get_source_object (task);
-
-        if (!res) {
-                g_object_unref (self->manager);
-                create_vm (task);
-                return;
-        }
-        on_opened (source, res, task);
+        o = g_new0 (Opening, 1);
+        o->task = task;
+        o->then = then;
+        corral_vm_manager_open_async (NULL, g_task_get_cancellable (task), on_manager_opened, o);
 }
 
 /* Worker thread: the organisation's policy and the folder, checked before anything is built or
@@ -253,9 +246,9 @@ on_preflight (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
 
         corral_run_in_thread_finish (res, &error);
-        if (fail_if (task, error))
+        if (corral_task_fail_if (task, error))
                 return;
-        ensure_manager (task, on_opened_for_start);
+        with_manager (task, create_vm);
 }
 
 static void
@@ -368,21 +361,10 @@ on_listed (GObject *source, GAsyncResult *res, gpointer user_data)
 }
 
 static void
-on_opened_for_list (GObject *source, GAsyncResult *res, gpointer user_data)
+list_vms (GTask *task)
 {
-        GTask *task = user_data;
         CorralVmLauncher *self = g_task_get_source_object (task);
-        GError *error = NULL;
 
-        if (res) {
-                CorralVmManager *manager = corral_vm_manager_open_finish (res, &error);
-                if (fail_if (task, error))
-                        return;
-                g_set_object (&self->manager, manager);
-                g_object_unref (manager);
-        } else {
-                g_object_unref (self->manager);
-        }
         corral_vm_manager_list_async (self->manager, g_task_get_cancellable (task), on_listed,
                                       task);
 }
@@ -395,7 +377,7 @@ vm_list_async (CorralLauncher *launcher,
 {
         GTask *task = g_task_new (launcher, cancellable, callback, user_data);
 
-        ensure_manager (task, on_opened_for_list);
+        with_manager (task, list_vms);
 }
 
 static GPtrArray *
@@ -426,7 +408,7 @@ on_running (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
 
         if (res && !corral_vm_manager_op_finish (CORRAL_VM_MANAGER (source), res, &error) &&
-            fail_if (task, error))
+            corral_task_fail_if (task, error))
                 return;
         report (task, CORRAL_LAUNCH_STAGE_SHARE, -1.0, NULL);
         corral_run_in_thread (ensure_daemons, l, NULL, NULL, g_task_get_cancellable (task),
@@ -440,7 +422,7 @@ on_recreate_checked (GObject *source, GAsyncResult *res, gpointer user_data)
         GError *error = NULL;
 
         corral_run_in_thread_finish (res, &error);
-        if (fail_if (task, error))
+        if (corral_task_fail_if (task, error))
                 return;
         create_vm (task);
 }
@@ -464,7 +446,7 @@ on_looked_up (GObject *source, GAsyncResult *res, gpointer user_data)
                                       on_recreate_checked, task);
                 return;
         }
-        if (fail_if (task, error))
+        if (corral_task_fail_if (task, error))
                 return;
         if (!info->vm_dir) {
                 g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
@@ -495,21 +477,10 @@ on_looked_up (GObject *source, GAsyncResult *res, gpointer user_data)
 }
 
 static void
-on_opened_for_resume (GObject *source, GAsyncResult *res, gpointer user_data)
+look_up_vm (GTask *task)
 {
-        GTask *task = user_data;
         CorralVmLauncher *self = g_task_get_source_object (task);
-        GError *error = NULL;
 
-        if (res) {
-                CorralVmManager *manager = corral_vm_manager_open_finish (res, &error);
-                if (fail_if (task, error))
-                        return;
-                g_set_object (&self->manager, manager);
-                g_object_unref (manager);
-        } else {
-                g_object_unref (self->manager);
-        }
         corral_vm_manager_lookup_async (self->manager,
                                         ((Launch *) g_task_get_task_data (task))->vm_name,
                                         g_task_get_cancellable (task), on_looked_up, task);
@@ -534,7 +505,7 @@ vm_resume_async (CorralLauncher *launcher,
         l->progress_data = progress_data;
         g_task_set_task_data (task, l, (GDestroyNotify) launch_free);
         report (task, CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL);
-        ensure_manager (task, on_opened_for_resume);
+        with_manager (task, look_up_vm);
 }
 
 static CorralLaunchResult *
@@ -561,21 +532,10 @@ on_removed (GObject *source, GAsyncResult *res, gpointer user_data)
 }
 
 static void
-on_opened_for_remove (GObject *source, GAsyncResult *res, gpointer user_data)
+remove_vm (GTask *task)
 {
-        GTask *task = user_data;
         CorralVmLauncher *self = g_task_get_source_object (task);
-        GError *error = NULL;
 
-        if (res) {
-                CorralVmManager *manager = corral_vm_manager_open_finish (res, &error);
-                if (fail_if (task, error))
-                        return;
-                g_set_object (&self->manager, manager);
-                g_object_unref (manager);
-        } else {
-                g_object_unref (self->manager);
-        }
         corral_vm_manager_op_async (self->manager, g_task_get_task_data (task), CORRAL_VM_OP_REMOVE,
                                     g_task_get_cancellable (task), on_removed, task);
 }
@@ -590,7 +550,7 @@ vm_remove_async (CorralLauncher *launcher,
         GTask *task = g_task_new (launcher, cancellable, callback, user_data);
 
         g_task_set_task_data (task, g_strdup (vm_name), g_free);
-        ensure_manager (task, on_opened_for_remove);
+        with_manager (task, remove_vm);
 }
 
 static gboolean
