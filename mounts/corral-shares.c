@@ -172,16 +172,18 @@ corral_shares_ensure_server (const char *vm_dir, GError **error)
                              _ ("The VM is not running, or was created without shared folders"));
                 return FALSE;
         }
-        if (!spawn_server (vm_dir, error))
-                return FALSE;
-        /* The server (or one that won the lock) answers within a moment. */
+        /* The server (or one that won the lock) answers within a moment. A server that is
+         * leaving (its VM's port closed) has stopped answering but may hold the lock a while
+         * longer, and the one started meanwhile leaves at once: start another each second. */
         for (int i = 0; i < 200; i++) {
+                if (i % 40 == 0 && !spawn_server (vm_dir, error))
+                        return FALSE;
+                g_usleep (25 * 1000);
                 g_clear_object (&conn);
                 g_clear_error (&local);
                 conn = control_connect (vm_dir, &local);
                 if (conn)
                         return TRUE;
-                g_usleep (25 * 1000);
         }
         g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
                      _ ("The file server did not start: see %s/fsd.log"), vm_dir);
