@@ -649,7 +649,6 @@ main (int argc, char **argv)
                     teardown);
         g_test_add ("/shares/managed-policy", Fixture, NULL, setup, test_managed_policy, teardown);
         g_test_add ("/shares/wait-mounted", Fixture, NULL, setup, test_wait_mounted, teardown);
-        g_test_add ("/shares/leaving-server", Fixture, NULL, setup, test_leaving_server,
-                    teardown);
+        g_test_add ("/shares/leaving-server", Fixture, NULL, setup, test_leaving_server, teardown);
         return g_test_run ();
 }
