@@ -39,6 +39,24 @@ corral_image_free (CorralImage *image)
         g_free (image);
 }
 
+CorralImage *
+corral_image_copy (const CorralImage *image)
+{
+        CorralImage *copy;
+
+        if (image == NULL)
+                return NULL;
+        copy = g_new0 (CorralImage, 1);
+        copy->name = g_strdup (image->name);
+        copy->dir = g_strdup (image->dir);
+        copy->kernel = g_strdup (image->kernel);
+        copy->initrd = g_strdup (image->initrd);
+        copy->disk = g_strdup (image->disk);
+        copy->cmdline = g_strdup (image->cmdline);
+        copy->manifest_sha256 = g_strdup (image->manifest_sha256);
+        return copy;
+}
+
 void
 corral_image_info_free (CorralImageInfo *info)
 {

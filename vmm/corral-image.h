@@ -37,6 +37,7 @@ typedef struct {
 } CorralImage;
 
 void corral_image_free (CorralImage *image);
+CorralImage *corral_image_copy (const CorralImage *image);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralImage, corral_image_free)
 
 /* ${XDG_CACHE_HOME:-$HOME/.cache}/corral/images (read from the environment on every call). */

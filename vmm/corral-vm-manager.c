@@ -95,7 +95,14 @@ corral_vm_info_free (CorralVmInfo *info)
         g_free (info->agent_socket);
         g_free (info->console_log);
         g_free (info->vm_dir);
+        g_free (info->alias);
         g_free (info);
+}
+
+const char *
+corral_vm_info_get_user_name (const CorralVmInfo *info)
+{
+        return info->alias ? info->alias : info->name;
 }
 
 /* libvirt plumbing ---------------------------------------------------------------------------- */
@@ -217,6 +224,12 @@ domain_info (virDomainPtr dom)
                 info->agent_socket = g_steal_pointer (&meta->agent_socket);
                 info->console_log = g_steal_pointer (&meta->console_log);
                 info->vm_dir = g_steal_pointer (&meta->vm_dir);
+        }
+        if (g_str_has_prefix (info->name, CORRAL_POOL_VM_PREFIX)) {
+                CorralPoolRecord pool;
+
+                _corral_pool_record_read (dom, &pool);
+                info->alias = pool.alias;
         }
         /* panic=-1 reboots on a kernel panic and on_reboot=destroy makes that a plain stop, so
          * libvirt says "shut off"; the console says why. (The guest writes that log, so a guest

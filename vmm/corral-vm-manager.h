@@ -59,9 +59,14 @@ typedef struct {
         char *agent_socket; /* nullable */
         char *console_log; /* nullable */
         char *vm_dir; /* nullable */
+        /* nullable: a warm-pool VM handed out answers to this name (corral-vm-pool.h); it is
+         * the name its user knows it by */
+        char *alias;
 } CorralVmInfo;
 
 void corral_vm_info_free (CorralVmInfo *info);
+/* The name its user knows it by: a handed-out pool VM's alias, else its name. */
+const char *corral_vm_info_get_user_name (const CorralVmInfo *info);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralVmInfo, corral_vm_info_free)
 
 /* What to create; strings are copied. */

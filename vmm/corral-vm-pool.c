@@ -52,6 +52,7 @@ struct _CorralVmPool {
         GHashTable *booting; /* names of this object's boots in flight; drain leaves them */
         gboolean refill_failed; /* stop retrying background boots after a failure */
         GCancellable *cancellable; /* background boots; replaced by drain */
+        gboolean take_own; /* take and fill count only the VMs this object booted */
         GMutex take_lock; /* threads: picking an idle VM and marking it taken */
 };
 
@@ -241,6 +242,7 @@ corral_vm_pool_list_finish (CorralVmPool *self, GAsyncResult *result, GError **e
 typedef struct {
         char *name;
         CorralAgentClient *client;
+        GError *error; /* the failure, returned once the VM is removed */
 } BootData;
 
 static void
@@ -248,21 +250,37 @@ boot_data_free (BootData *d)
 {
         g_free (d->name);
         g_clear_object (&d->client);
+        g_clear_error (&d->error);
         g_free (d);
 }
 
+static void
+boot_removed (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+        GTask *task = user_data;
+        BootData *d = g_task_get_task_data (task);
+        g_autoptr (GError) error = NULL;
+
+        if (!corral_vm_manager_op_finish (CORRAL_VM_MANAGER (source), result, &error) &&
+            !g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM))
+                g_warning ("warm pool: could not remove %s: %s", d->name, error->message);
+        g_task_return_error (task, g_steal_pointer (&d->error));
+        g_object_unref (task);
+}
+
+/* Nothing half-booted stays behind; the boot ends once its VM is gone, so that whoever waits
+ * for it (a pool released as the app closes) does not leave before the removal. */
 static void
 boot_fail (GTask *task, GError *error)
 {
         CorralVmPool *self = g_task_get_source_object (task);
         BootData *d = g_task_get_task_data (task);
 
-        /* Nothing half-booted stays behind. */
         if (d->client)
                 corral_agent_client_close (d->client);
-        corral_vm_manager_op_async (self->manager, d->name, CORRAL_VM_OP_REMOVE, NULL, NULL, NULL);
-        g_task_return_error (task, error);
-        g_object_unref (task);
+        d->error = error;
+        corral_vm_manager_op_async (self->manager, d->name, CORRAL_VM_OP_REMOVE, NULL, boot_removed,
+                                    task);
 }
 
 static void
@@ -363,10 +381,9 @@ boot_created (GObject *source, GAsyncResult *result, gpointer user_data)
                 g_object_unref (task);
                 return;
         }
-        if (g_task_return_error_if_cancelled (task)) {
-                corral_vm_manager_op_async (self->manager, d->name, CORRAL_VM_OP_REMOVE, NULL, NULL,
-                                            NULL);
-                g_object_unref (task);
+        if (g_cancellable_is_cancelled (g_task_get_cancellable (task))) {
+                boot_fail (task, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                      "the boot was cancelled"));
                 return;
         }
         d->client = corral_agent_client_new ();
@@ -467,6 +484,13 @@ corral_vm_pool_set_size (CorralVmPool *self, guint size)
         maybe_refill (self);
 }
 
+void
+corral_vm_pool_set_take_own (CorralVmPool *self, gboolean take_own)
+{
+        g_return_if_fail (CORRAL_IS_VM_POOL (self));
+        self->take_own = take_own;
+}
+
 /* Fill ---------------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -513,9 +537,14 @@ count_idle_thread (GTask *task, gpointer source, gpointer data, GCancellable *ca
 {
         CorralVmPool *self = source;
         GError *error = NULL;
-        g_autoptr (GPtrArray) entries =
-                list_entries (_corral_vm_manager_get_conn (self->manager), &error);
+        g_autoptr (GPtrArray) entries = NULL;
         gssize idle = 0;
+
+        if (self->take_own) {
+                g_task_return_int (task, 0); /* its own are counted on the main thread */
+                return;
+        }
+        entries = list_entries (_corral_vm_manager_get_conn (self->manager), &error);
 
         if (!entries) {
                 g_task_return_error (task, error);
@@ -542,6 +571,8 @@ fill_counted (GObject *source, GAsyncResult *result, gpointer user_data)
                 g_object_unref (task);
                 return;
         }
+        if (CORRAL_VM_POOL (source)->take_own)
+                idle = CORRAL_VM_POOL (source)->ready.length;
         d->need = (gssize) d->target > idle ? d->target - (guint) idle : 0;
         fill_next (task);
 }
@@ -642,6 +673,10 @@ take_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
                         g_task_return_error (task, error);
                         return;
                 }
+        } else if (self->take_own) {
+                g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
+                                         "this pool has no idle VM of its own");
+                return;
         } else {
                 g_autoptr (GPtrArray) doms = _corral_pool_list_domains (conn, &error);
 
@@ -879,4 +914,42 @@ corral_vm_pool_drain_finish (CorralVmPool *self,
         if (ret_removed)
                 *ret_removed = d->removed;
         return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* Release ------------------------------------------------------------------------------------- */
+
+void
+corral_vm_pool_release_async (CorralVmPool *self,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data)
+{
+        GTask *task;
+        DrainData *d = g_new0 (DrainData, 1);
+        ReadyVm *r;
+
+        g_return_if_fail (CORRAL_IS_VM_POOL (self));
+        self->size = 0;
+        g_clear_handle_id (&self->refill_id, g_source_remove);
+        g_cancellable_cancel (self->cancellable);
+        g_object_unref (self->cancellable);
+        self->cancellable = g_cancellable_new ();
+        d->names = g_ptr_array_new_with_free_func (g_free);
+        while ((r = g_queue_pop_head (&self->ready))) {
+                corral_agent_client_close (r->client);
+                g_ptr_array_add (d->names, g_steal_pointer (&r->name));
+                ready_vm_free (r);
+        }
+        task = g_task_new (self, cancellable, callback, user_data);
+        g_task_set_task_data (task, d, (GDestroyNotify) drain_data_free);
+        drain_next (task);
+}
+
+gboolean
+corral_vm_pool_release_finish (CorralVmPool *self,
+                               GAsyncResult *result,
+                               guint *ret_removed,
+                               GError **error)
+{
+        return corral_vm_pool_drain_finish (self, result, ret_removed, error);
 }

@@ -65,6 +65,9 @@ guint corral_vm_pool_get_n_ready (CorralVmPool *self);
 /* Boots in flight in this object (0 or 1). */
 guint corral_vm_pool_get_n_booting (CorralVmPool *self);
 
+/* TRUE: take hands out only VMs this object booted (never another process's idle pool VM,
+ * which may run another image or size), and fill counts only those. Default FALSE. */
+void corral_vm_pool_set_take_own (CorralVmPool *self, gboolean take_own);
 /* Boots (one at a time) until n idle pool VMs exist, counting those of other processes.
  * Result: how many were booted. */
 void corral_vm_pool_fill_async (CorralVmPool *self,
@@ -109,5 +112,17 @@ gboolean corral_vm_pool_drain_finish (CorralVmPool *self,
                                       GAsyncResult *result,
                                       guint *ret_removed,
                                       GError **error);
+
+/* Removes the idle VMs this object booted and holds (not those of other processes), cancels
+ * its background boots (they remove their VM) and sets size to 0. Boots of a fill in flight
+ * are the fill's: cancel its cancellable. Result: how many were removed. */
+void corral_vm_pool_release_async (CorralVmPool *self,
+                                   GCancellable *cancellable,
+                                   GAsyncReadyCallback callback,
+                                   gpointer user_data);
+gboolean corral_vm_pool_release_finish (CorralVmPool *self,
+                                        GAsyncResult *result,
+                                        guint *ret_removed,
+                                        GError **error);
 
 G_END_DECLS

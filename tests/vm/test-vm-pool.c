@@ -274,6 +274,51 @@ test_alias (void)
         g_assert_cmpuint (corral_vm_pool_get_n_booting (T.pool), ==, 0);
 }
 
+/* A pool that takes only its own (the app's warm workspace, corral-warm-workspace.h) never takes
+ * another's idle VM, which may run another image or size; releasing one removes only its own. */
+static void
+test_take_own_release (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GAsyncResult) released = NULL;
+        g_autoptr (CorralVmPool) own = corral_vm_pool_new (T.manager, NULL);
+        g_autoptr (CorralAgentClient) none = NULL;
+        g_autoptr (GPtrArray) entries = NULL;
+        guint removed = 99, idle = 0;
+
+        g_assert_cmpuint (corral_vm_pool_get_n_ready (T.pool), ==, 1);
+        corral_vm_pool_set_take_own (own, TRUE);
+        corral_vm_pool_take_async (own, "pooltest-own", NULL, vm_test_got_result, &res);
+        none = corral_vm_pool_take_finish (own, vm_test_wait_for (&res), NULL, &error);
+        g_assert_null (none);
+        g_assert_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM);
+        g_clear_error (&error);
+
+        corral_vm_pool_release_async (own, NULL, vm_test_got_result, &released);
+        g_assert_true (corral_vm_pool_release_finish (own, vm_test_wait_for (&released), &removed,
+                                                      &error));
+        g_assert_no_error (error);
+        g_assert_cmpuint (removed, ==, 0);
+        g_clear_object (&released);
+
+        /* T.pool's own idle VM goes; the taken one stays. */
+        corral_vm_pool_release_async (T.pool, NULL, vm_test_got_result, &released);
+        g_assert_true (corral_vm_pool_release_finish (T.pool, vm_test_wait_for (&released),
+                                                      &removed, &error));
+        g_assert_no_error (error);
+        g_assert_cmpuint (removed, ==, 1);
+        g_assert_cmpuint (corral_vm_pool_get_n_ready (T.pool), ==, 0);
+        entries = pool_list (&error);
+        g_assert_no_error (error);
+        for (guint i = 0; entries && i < entries->len; i++)
+                if (((CorralVmPoolEntry *) entries->pdata[i])->pool_state == CORRAL_VM_POOL_IDLE)
+                        idle++;
+        g_assert_cmpuint (idle, ==, 0);
+        if (T.taken)
+                g_assert_true (corral_agent_client_get_connected (T.taken));
+}
+
 static void
 test_drain_empty (void)
 {
@@ -284,7 +329,7 @@ test_drain_empty (void)
 
         g_assert_true (pool_drain (&removed, &error));
         g_assert_no_error (error);
-        g_assert_cmpuint (removed, ==, 1);
+        g_assert_cmpuint (removed, ==, 0); /* released before */
         g_assert_true (wait_until (pool_quiet, BOOT_TIMEOUT_S));
         g_assert_cmpuint (corral_vm_pool_get_n_ready (T.pool), ==, 0);
         /* The taken VM survives a drain. */
@@ -420,6 +465,7 @@ main (int argc, char **argv)
         g_test_add_func ("/vm/pool/take", test_take);
         g_test_add_func ("/vm/pool/refill", test_refill);
         g_test_add_func ("/vm/pool/alias", test_alias);
+        g_test_add_func ("/vm/pool/take-own-release", test_take_own_release);
         g_test_add_func ("/vm/pool/drain-empty", test_drain_empty);
         g_test_add_func ("/vm/idle/suspend-wake", test_idle);
         g_test_set_nonfatal_assertions ();
