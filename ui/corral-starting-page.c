@@ -21,6 +21,7 @@ struct _CorralStartingPage {
         CorralLaunchStage stage;
         gboolean failed;
         guint pulse_id;
+        gint64 build_started; /* when the image build reported its first step, or 0 */
 };
 
 G_DEFINE_FINAL_TYPE (CorralStartingPage, corral_starting_page, GTK_TYPE_WIDGET)
@@ -28,14 +29,16 @@ G_DEFINE_FINAL_TYPE (CorralStartingPage, corral_starting_page, GTK_TYPE_WIDGET)
 enum { SIGNAL_RETRY, SIGNAL_BACK, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+/* building: the image is being built (it reports steps with a fraction), not only checked. */
 static const char *
-stage_text (CorralLaunchStage stage)
+stage_text (CorralLaunchStage stage, gboolean building)
 {
         switch (stage) {
         case CORRAL_LAUNCH_STAGE_PREPARE:
                 return _ ("Preparing a safe workspace…");
         case CORRAL_LAUNCH_STAGE_IMAGE:
-                return _ ("Getting the workspace ready (the first time takes a few minutes)…");
+                return building ? _ ("Building the workspace (only the first time)…")
+                                : _ ("Checking the workspace…");
         case CORRAL_LAUNCH_STAGE_BOOT:
                 return _ ("Starting the workspace…");
         case CORRAL_LAUNCH_STAGE_SHARE:
@@ -81,6 +84,22 @@ update_rows (CorralStartingPage *self)
         }
 }
 
+/* An estimate from the pace so far, once there is one to go by: "About 3 minutes left". */
+static char *
+time_left (CorralStartingPage *self, double fraction)
+{
+        double elapsed = (double) (g_get_monotonic_time () - self->build_started) / G_USEC_PER_SEC;
+        guint minutes;
+
+        if (fraction < 0.1 || fraction >= 1.0 || elapsed < 5)
+                return NULL;
+        minutes = (guint) (elapsed * (1.0 - fraction) / fraction / 60.0 + 0.5);
+        if (minutes < 1)
+                return g_strdup (_ ("Less than a minute left"));
+        return g_strdup_printf (ngettext ("About %u minute left", "About %u minutes left", minutes),
+                                minutes);
+}
+
 void
 corral_starting_page_set_progress (CorralStartingPage *self,
                                    CorralLaunchStage stage,
@@ -90,12 +109,20 @@ corral_starting_page_set_progress (CorralStartingPage *self,
         g_return_if_fail (CORRAL_IS_STARTING_PAGE (self));
         g_return_if_fail (stage < CORRAL_LAUNCH_N_STAGES);
 
+        gboolean building = stage == CORRAL_LAUNCH_STAGE_IMAGE && fraction >= 0;
+        g_autofree char *left = NULL;
+        g_autofree char *text = NULL;
+        g_autofree char *escaped = NULL;
+
+        if (building && !self->build_started)
+                self->build_started = g_get_monotonic_time ();
+        if (building)
+                left = time_left (self, fraction);
         self->stage = stage;
-        adw_status_page_set_title (ADW_STATUS_PAGE (self->status), stage_text (stage));
-        {
-                g_autofree char *escaped = g_markup_escape_text (detail ? detail : "", -1);
-                adw_status_page_set_description (ADW_STATUS_PAGE (self->status), escaped);
-        }
+        adw_status_page_set_title (ADW_STATUS_PAGE (self->status), stage_text (stage, building));
+        text = g_strjoin (left && detail ? "\n" : "", detail ? detail : "", left ? left : "", NULL);
+        escaped = g_markup_escape_text (text, -1);
+        adw_status_page_set_description (ADW_STATUS_PAGE (self->status), escaped);
         set_pulsing (self, fraction < 0);
         if (fraction >= 0)
                 gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->bar), fraction);
@@ -107,6 +134,7 @@ corral_starting_page_reset (CorralStartingPage *self)
 {
         g_return_if_fail (CORRAL_IS_STARTING_PAGE (self));
         self->failed = FALSE;
+        self->build_started = 0;
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "progress");
         corral_starting_page_set_progress (self, CORRAL_LAUNCH_STAGE_PREPARE, -1.0, NULL);
 }

@@ -47,6 +47,8 @@ struct _CorralWindow {
 
 G_DEFINE_FINAL_TYPE (CorralWindow, corral_window, ADW_TYPE_APPLICATION_WINDOW)
 
+static void prepare_next_task (CorralWindow *self);
+
 static void
 show_page (CorralWindow *self, const char *name)
 {
@@ -78,6 +80,10 @@ show_page (CorralWindow *self, const char *name)
                                         GTK_ACCESSIBLE_PROPERTY_LABEL, back_words, -1);
         if (g_str_equal (name, "tasks"))
                 corral_tasks_page_set_current (CORRAL_TASKS_PAGE (self->tasks_page), shown);
+        /* Once the tasks are listed: the window opens on the folder page, then turns to the
+         * list when there are tasks, and reopening one needs no new workspace. */
+        if (g_str_equal (name, "first-run") && self->tasks_shown_once)
+                prepare_next_task (self);
         adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title),
                                        session ? self->folder : NULL);
 }
@@ -271,29 +277,44 @@ start_task (CorralWindow *self)
                                              g_object_ref (self));
 }
 
+/* A new task as Preferences set it up, for folder (nullable while it is being chosen). */
+static CorralTaskConfig *
+config_from_settings (CorralWindow *self, const char *folder, FsMode mode)
+{
+        CorralTaskConfig *config = g_new0 (CorralTaskConfig, 1);
+
+        config->folder = g_strdup (folder);
+        config->mode = mode;
+        config->image = g_settings_get_string (self->settings, "image");
+        config->memory_mib = g_settings_get_uint (self->settings, "memory-mib");
+        config->vcpus = g_settings_get_uint (self->settings, "vcpus");
+        config->network_preset = g_settings_get_string (self->settings, "network-preset");
+        config->network_allow = g_settings_get_strv (self->settings, "network-allow");
+        config->unconfined_commands =
+                g_settings_get_boolean (self->settings, "unconfined-commands");
+        return config;
+}
+
+/* The person is setting up a new task: its workspace gets ready meanwhile (a workspace image
+ * checked or built, a VM booted), so that Start takes a second or two. */
+static void
+prepare_next_task (CorralWindow *self)
+{
+        g_autoptr (CorralTaskConfig) config = config_from_settings (self, NULL, FS_MODE_RO);
+
+        corral_launcher_prepare (self->launcher, config);
+}
+
 static void
 on_first_run_start (CorralWindow *self)
 {
         CorralFirstRun *fr = CORRAL_FIRST_RUN (self->first_run);
-        g_autofree char *preset = g_settings_get_string (self->settings, "network-preset");
-        CorralTaskConfig config = {
-                .folder = (char *) corral_first_run_get_folder (fr),
-                .mode = corral_first_run_get_mode (fr),
-                .image = g_settings_get_string (self->settings, "image"),
-                .memory_mib = g_settings_get_uint (self->settings, "memory-mib"),
-                .vcpus = g_settings_get_uint (self->settings, "vcpus"),
-                .network_preset = preset,
-                .network_allow = g_settings_get_strv (self->settings, "network-allow"),
-                .unconfined_commands =
-                        g_settings_get_boolean (self->settings, "unconfined-commands"),
-        };
 
         corral_task_config_free (self->config);
-        self->config = corral_task_config_copy (&config);
+        self->config = config_from_settings (self, corral_first_run_get_folder (fr),
+                                             corral_first_run_get_mode (fr));
         g_free (self->folder);
-        self->folder = g_strdup (config.folder);
-        g_free (config.image);
-        g_strfreev (config.network_allow);
+        self->folder = g_strdup (self->config->folder);
         g_clear_pointer (&self->reopen_vm, g_free);
         start_task (self);
 }
@@ -344,6 +365,29 @@ on_close_response (AdwMessageDialog *dialog, const char *response, CorralWindow 
                                        NULL, on_suspended, g_object_ref (self));
 }
 
+static void
+on_released (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GApplication) app = user_data;
+        g_autoptr (GError) error = NULL;
+
+        if (!corral_launcher_release_finish (CORRAL_LAUNCHER (source), res, &error))
+                g_warning ("Could not remove the workspace made ready ahead: %s", error->message);
+        g_application_release (app);
+}
+
+/* The workspace made ready for a next task goes with the app; the app stays until it is gone. */
+static void
+release_prepared (CorralWindow *self)
+{
+        GApplication *app = G_APPLICATION (gtk_window_get_application (GTK_WINDOW (self)));
+
+        if (!app)
+                return;
+        g_application_hold (app);
+        corral_launcher_release_async (self->launcher, on_released, g_object_ref (app));
+}
+
 static gboolean
 corral_window_close_request (GtkWindow *window)
 {
@@ -363,8 +407,10 @@ corral_window_close_request (GtkWindow *window)
         g_settings_set_boolean (self->settings, "window-maximized",
                                 gtk_window_is_maximized (window));
         g_cancellable_cancel (self->cancellable);
-        if (self->closing_confirmed || !corral_session_view_get_vm_name (session))
+        if (self->closing_confirmed || !corral_session_view_get_vm_name (session)) {
+                release_prepared (self);
                 return GTK_WINDOW_CLASS (corral_window_parent_class)->close_request (window);
+        }
         if (self->close_dialog)
                 return TRUE;
         d = adw_message_dialog_new (window, _ ("Pause This Task?"),
@@ -512,6 +558,8 @@ on_tasks_loaded (CorralWindow *self, guint n_tasks)
                 self->tasks_shown_once = TRUE;
                 if (n_tasks > 0 && at_folder)
                         show_page (self, "tasks");
+                else if (g_str_equal (page, "first-run"))
+                        prepare_next_task (self);
         } else if (n_tasks == 0 && g_str_equal (page, "tasks")) {
                 corral_window_new_task (self);
         } else if (at_folder) {

@@ -464,3 +464,45 @@ corral_launcher_remove_task_finish (CorralLauncher *self, GAsyncResult *result, 
         g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
         return g_task_propagate_boolean (G_TASK (result), error);
 }
+
+void
+corral_launcher_prepare (CorralLauncher *self, const CorralTaskConfig *config)
+{
+        CorralLauncherInterface *iface;
+
+        g_return_if_fail (CORRAL_IS_LAUNCHER (self));
+        g_return_if_fail (config != NULL);
+        iface = CORRAL_LAUNCHER_GET_IFACE (self);
+        if (iface->prepare)
+                iface->prepare (self, config);
+}
+
+void
+corral_launcher_release_async (CorralLauncher *self,
+                               GAsyncReadyCallback callback,
+                               gpointer user_data)
+{
+        CorralLauncherInterface *iface;
+        GTask *task;
+
+        g_return_if_fail (CORRAL_IS_LAUNCHER (self));
+        iface = CORRAL_LAUNCHER_GET_IFACE (self);
+        if (iface->release_async) {
+                iface->release_async (self, callback, user_data);
+                return;
+        }
+        task = g_task_new (self, NULL, callback, user_data);
+        g_task_set_source_tag (task, corral_launcher_release_async);
+        g_task_return_boolean (task, TRUE);
+        g_object_unref (task);
+}
+
+gboolean
+corral_launcher_release_finish (CorralLauncher *self, GAsyncResult *result, GError **error)
+{
+        g_return_val_if_fail (CORRAL_IS_LAUNCHER (self), FALSE);
+        if (g_task_is_valid (result, self) &&
+            g_task_get_source_tag (G_TASK (result)) == corral_launcher_release_async)
+                return g_task_propagate_boolean (G_TASK (result), error);
+        return CORRAL_LAUNCHER_GET_IFACE (self)->release_finish (self, result, error);
+}

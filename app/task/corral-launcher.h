@@ -126,6 +126,14 @@ struct _CorralLauncherInterface {
                               GAsyncReadyCallback callback,
                               gpointer user_data);
         gboolean (*remove_finish) (CorralLauncher *self, GAsyncResult *result, GError **error);
+        /* Optional. A new task with these values is likely soon (the person is choosing its
+         * folder): get its workspace ready ahead, so that start takes seconds. */
+        void (*prepare) (CorralLauncher *self, const CorralTaskConfig *config);
+        /* Optional. The app closes: remove what prepare made and no task took. */
+        void (*release_async) (CorralLauncher *self,
+                               GAsyncReadyCallback callback,
+                               gpointer user_data);
+        gboolean (*release_finish) (CorralLauncher *self, GAsyncResult *result, GError **error);
 };
 
 /* Starts a new task's workspace (the implementation's start_async) and saves the task's record
@@ -198,6 +206,15 @@ void corral_launcher_remove_task_async (CorralLauncher *self,
                                         gpointer user_data);
 gboolean
 corral_launcher_remove_task_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
+
+/* See the prepare vfunc; a launcher without one does nothing. */
+void corral_launcher_prepare (CorralLauncher *self, const CorralTaskConfig *config);
+/* See the release_async vfunc; a launcher without one has nothing to release. */
+void corral_launcher_release_async (CorralLauncher *self,
+                                    GAsyncReadyCallback callback,
+                                    gpointer user_data);
+gboolean
+corral_launcher_release_finish (CorralLauncher *self, GAsyncResult *result, GError **error);
 
 /* The words for a failed start: a title, and one line that says what to do (what to install).
  * (transfer full) both. */

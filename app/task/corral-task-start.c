@@ -160,6 +160,7 @@ typedef struct {
         CorralLaunchProgressFunc progress;
         gpointer progress_data;
         CorralImage *image;
+        CorralVmPool *pool; /* nullable */
         CorralVmInfo *info;
         GStrv names;
 } Create;
@@ -174,6 +175,7 @@ create_free (Create *c)
         g_ptr_array_unref (c->folders);
         g_clear_pointer (&c->policy, corral_egress_policy_unref);
         corral_image_free (c->image);
+        g_clear_object (&c->pool);
         g_clear_pointer (&c->info, corral_vm_info_free);
         g_strfreev (c->names);
         g_free (c);
@@ -216,14 +218,12 @@ start_services (gpointer data, GCancellable *cancellable, GError **error)
         return GINT_TO_POINTER (TRUE);
 }
 
+/* With c->info (made, or taken from the pool) or error. */
 static void
-on_vm_created (GObject *source, GAsyncResult *res, gpointer user_data)
+have_vm (GTask *task, GError *error)
 {
-        GTask *task = user_data;
         Create *c = g_task_get_task_data (task);
-        GError *error = NULL;
 
-        c->info = corral_vm_manager_create_finish (CORRAL_VM_MANAGER (source), res, &error);
         if (corral_task_fail_if (task, error))
                 return;
         if (!c->info->vm_dir) {
@@ -236,6 +236,17 @@ on_vm_created (GObject *source, GAsyncResult *res, gpointer user_data)
         create_report (task, CORRAL_LAUNCH_STAGE_SHARE, -1.0, NULL);
         corral_run_in_thread (start_services, c, NULL, NULL, g_task_get_cancellable (task),
                               on_services, task);
+}
+
+static void
+on_vm_created (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Create *c = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        c->info = corral_vm_manager_create_finish (CORRAL_VM_MANAGER (source), res, &error);
+        have_vm (task, error);
 }
 
 typedef struct {
@@ -279,15 +290,9 @@ on_upload_progress (double fraction, const char *text, gpointer user_data)
 }
 
 static void
-on_image_built (GObject *source, GAsyncResult *res, gpointer user_data)
+boot (GTask *task)
 {
-        GTask *task = user_data;
         Create *c = g_task_get_task_data (task);
-        GError *error = NULL;
-
-        c->image = corral_image_build_finish (res, &error);
-        if (corral_task_fail_if (task, error))
-                return;
         CorralVmSpec spec = { .name = c->name,
                               .memory_mib = c->memory_mib,
                               .vcpus = c->vcpus,
@@ -303,6 +308,54 @@ on_image_built (GObject *source, GAsyncResult *res, gpointer user_data)
         create_report (task, CORRAL_LAUNCH_STAGE_BOOT, -1.0, NULL);
         corral_vm_manager_create_async (c->manager, &spec, g_task_get_cancellable (task),
                                         on_vm_created, task);
+}
+
+static void
+on_image_built (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Create *c = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        c->image = corral_image_build_finish (res, &error);
+        if (corral_task_fail_if (task, error))
+                return;
+        boot (task);
+}
+
+/* The taken VM, as a created one would be (its folder, where the services go). */
+static void
+on_taken_looked_up (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Create *c = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        c->info = corral_vm_manager_lookup_finish (CORRAL_VM_MANAGER (source), res, &error);
+        have_vm (task, error);
+}
+
+static void
+on_taken (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Create *c = g_task_get_task_data (task);
+        GError *error = NULL;
+        g_autoptr (CorralAgentClient) client =
+                corral_vm_pool_take_finish (CORRAL_VM_POOL (source), res, NULL, &error);
+
+        if (!client && g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM)) {
+                /* None idle (still booting elsewhere, or taken): boot one. */
+                g_clear_error (&error);
+                boot (task);
+                return;
+        }
+        if (corral_task_fail_if (task, error))
+                return;
+        /* The caller connects its own client, as after a boot. */
+        corral_agent_client_close (client);
+        corral_vm_manager_lookup_async (c->manager, c->name, g_task_get_cancellable (task),
+                                        on_taken_looked_up, task);
 }
 
 static void
@@ -347,6 +400,17 @@ corral_task_create_async (CorralVmManager *manager,
         c->progress = progress;
         c->progress_data = progress_data;
         g_task_set_task_data (task, c, (GDestroyNotify) create_free);
+        if (spec->built) {
+                c->image = corral_image_copy (spec->built);
+                if (spec->pool) {
+                        c->pool = g_object_ref (spec->pool);
+                        create_report (task, CORRAL_LAUNCH_STAGE_BOOT, -1.0, NULL);
+                        corral_vm_pool_take_async (c->pool, c->name, cancellable, on_taken, task);
+                        return;
+                }
+                boot (task);
+                return;
+        }
         create_report (task, CORRAL_LAUNCH_STAGE_IMAGE, -1.0, NULL);
         /* Reuses the cached image when nothing changed; its manifest is verified either way,
          * so a tampered image is refused before anything boots. NULL: the agent from

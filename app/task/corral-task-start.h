@@ -20,7 +20,9 @@
 
 #include "corral-launcher.h"
 #include "corral-share-mode.h"
+#include "corral-image.h"
 #include "corral-vm-manager.h"
+#include "corral-vm-pool.h"
 #include "egress-policy.h"
 
 G_BEGIN_DECLS
@@ -59,12 +61,18 @@ typedef struct {
         const CorralTaskShare *shares;
         gsize n_shares;
         CorralEgressPolicy *policy; /* (nullable) the network policy; NULL keeps the default */
+        /* (nullable) the image, already built and verified in this process for this spec
+         * (corral-warm-workspace.h): not checked again */
+        const CorralImage *built;
+        /* (nullable) a warm pool of VMs booted from built with this spec's memory and vCPUs:
+         * its idle VM, when it has one, is taken (named name) instead of a boot */
+        CorralVmPool *pool;
 } CorralTaskSpec;
 
-/* Builds (or reuses, verified) the image, creates and starts the VM on manager and starts
- * its services with the spec's shares and policy; progress (nullable) hears of the image,
- * boot and share stages on the caller's main context. Does not run corral_task_preflight:
- * callers run it first, before they open libvirt. spec is copied. */
+/* Builds (or reuses, verified) the image, creates and starts the VM on manager (or takes the
+ * pool's) and starts its services with the spec's shares and policy; progress (nullable)
+ * hears of the image, boot and share stages on the caller's main context. Does not run
+ * corral_task_preflight: callers run it first, before they open libvirt. spec is copied. */
 void corral_task_create_async (CorralVmManager *manager,
                                const CorralTaskSpec *spec,
                                CorralLaunchProgressFunc progress,

@@ -14,6 +14,7 @@
 #include "corral-task-start.h"
 #include "corral-thread.h"
 #include "corral-vm-manager.h"
+#include "corral-warm-workspace.h"
 #include "egress-policy.h"
 
 #define CONNECT_TIMEOUT_MS 180000
@@ -22,6 +23,7 @@ struct _CorralVmLauncher {
         GObject parent_instance;
 
         CorralVmManager *manager; /* opened on first use */
+        CorralWarmWorkspace *warm; /* with the manager */
 };
 
 static void corral_vm_launcher_iface_init (CorralLauncherInterface *iface);
@@ -38,6 +40,9 @@ typedef struct {
         CorralLaunchProgressFunc progress;
         gpointer progress_data;
         CorralLaunchResult *result;
+        /* from the warm workspace (nullable): the image checked ahead, a VM booted ahead */
+        CorralImage *built;
+        CorralVmPool *pool;
 } Launch;
 
 static void
@@ -46,6 +51,8 @@ launch_free (Launch *l)
         corral_task_config_free (l->config);
         g_free (l->vm_name);
         corral_launch_result_free (l->result);
+        corral_image_free (l->built);
+        g_clear_object (&l->pool);
         g_free (l);
 }
 
@@ -138,7 +145,7 @@ on_created (GObject *source, GAsyncResult *res, gpointer user_data)
         if (corral_task_fail_if (task, error))
                 return;
         l->result = g_new0 (CorralLaunchResult, 1);
-        l->result->vm_name = g_strdup (info->name);
+        l->result->vm_name = g_strdup (corral_vm_info_get_user_name (info));
         l->result->vm_dir = g_strdup (info->vm_dir);
         l->result->accel = g_strdup (info->accel);
         connect_agent (task);
@@ -178,7 +185,9 @@ create_vm (GTask *task)
                                       .vcpus = l->config->vcpus,
                                       .shares = &share,
                                       .n_shares = 1,
-                                      .policy = policy };
+                                      .policy = policy,
+                                      .built = l->built,
+                                      .pool = l->pool };
         corral_task_create_async (self->manager, &spec, on_create_progress, task,
                                   g_task_get_cancellable (task), on_created, task);
 }
@@ -206,6 +215,8 @@ on_manager_opened (GObject *source, GAsyncResult *res, gpointer user_data)
                 return;
         g_set_object (&self->manager, manager);
         g_object_unref (manager);
+        if (!self->warm)
+                self->warm = corral_warm_workspace_new (manager);
         then (task);
 }
 
@@ -240,6 +251,35 @@ preflight (gpointer data, GCancellable *cancellable, GError **error)
 }
 
 static void
+on_warm (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        Launch *l = g_task_get_task_data (task);
+        GError *error = NULL;
+
+        if (!corral_warm_workspace_wait_finish (CORRAL_WARM_WORKSPACE (source), res, &l->built,
+                                                &l->pool, &error) &&
+            corral_task_fail_if (task, error))
+                return;
+        create_vm (task);
+}
+
+/* A new task's workspace is the one made ready ahead for these values (corral_launcher_prepare):
+ * taken at once when it is, waited for while it boots, begun now when it was not. */
+static void
+wait_warm (GTask *task)
+{
+        CorralVmLauncher *self = g_task_get_source_object (task);
+        Launch *l = g_task_get_task_data (task);
+
+        corral_warm_workspace_prepare (self->warm, l->config->image, l->config->memory_mib,
+                                       l->config->vcpus);
+        corral_warm_workspace_wait_async (self->warm, l->config->image, l->config->memory_mib,
+                                          l->config->vcpus, on_create_progress, task,
+                                          g_task_get_cancellable (task), on_warm, task);
+}
+
+static void
 on_preflight (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         GTask *task = user_data;
@@ -248,7 +288,7 @@ on_preflight (GObject *source, GAsyncResult *res, gpointer user_data)
         corral_run_in_thread_finish (res, &error);
         if (corral_task_fail_if (task, error))
                 return;
-        with_manager (task, create_vm);
+        with_manager (task, wait_warm);
 }
 
 static void
@@ -352,7 +392,7 @@ on_listed (GObject *source, GAsyncResult *res, gpointer user_data)
                 CorralVmInfo *vm = vms->pdata[i];
                 CorralSessionInfo *info = g_new0 (CorralSessionInfo, 1);
 
-                info->vm_name = g_strdup (vm->name);
+                info->vm_name = g_strdup (corral_vm_info_get_user_name (vm));
                 info->state = g_strdup (state_words (vm->state));
                 info->vm_dir = g_strdup (vm->vm_dir);
                 g_ptr_array_add (out, info);
@@ -450,12 +490,13 @@ on_looked_up (GObject *source, GAsyncResult *res, gpointer user_data)
                 return;
         if (!info->vm_dir) {
                 g_task_return_new_error (task, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM,
-                                         _ ("The workspace %s has no folder any more"), info->name);
+                                         _ ("The workspace %s has no folder any more"),
+                                         corral_vm_info_get_user_name (info));
                 g_object_unref (task);
                 return;
         }
         l->result = g_new0 (CorralLaunchResult, 1);
-        l->result->vm_name = g_strdup (info->name);
+        l->result->vm_name = g_strdup (corral_vm_info_get_user_name (info));
         l->result->vm_dir = g_strdup (info->vm_dir);
         l->result->accel = g_strdup (info->accel);
         report (task, CORRAL_LAUNCH_STAGE_IMAGE, 1.0, NULL);
@@ -559,6 +600,84 @@ vm_remove_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error
         return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+/* Making ready ahead ---------------------------------------------------------------------- */
+
+static void
+prepare_warm (GTask *task)
+{
+        CorralVmLauncher *self = g_task_get_source_object (task);
+        const CorralTaskConfig *config = g_task_get_task_data (task);
+
+        corral_warm_workspace_prepare (self->warm, config->image, config->memory_mib,
+                                       config->vcpus);
+        g_task_return_boolean (task, TRUE);
+        g_object_unref (task);
+}
+
+/* Worker thread: a damaged policy stops every start (corral_task_preflight); nothing is made
+ * ready for one that cannot happen. */
+static gpointer
+check_policy (gpointer data, GCancellable *cancellable, GError **error)
+{
+        return corral_task_check_managed_policy (error) ? GINT_TO_POINTER (TRUE) : NULL;
+}
+
+static void
+on_policy_checked (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        GError *error = NULL;
+
+        corral_run_in_thread_finish (res, &error);
+        if (corral_task_fail_if (task, error))
+                return;
+        with_manager (task, prepare_warm);
+}
+
+static void
+vm_prepare (CorralLauncher *launcher, const CorralTaskConfig *config)
+{
+        /* No one waits: a failure (a damaged policy, libvirt cannot be opened) is met again,
+         * and shown, by the start. */
+        GTask *task = g_task_new (launcher, NULL, NULL, NULL);
+
+        g_task_set_task_data (task, corral_task_config_copy (config),
+                              (GDestroyNotify) corral_task_config_free);
+        corral_run_in_thread (check_policy, NULL, NULL, NULL, NULL, on_policy_checked, task);
+}
+
+static void
+on_warm_released (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (GTask) task = user_data;
+        GError *error = NULL;
+
+        if (corral_warm_workspace_release_finish (CORRAL_WARM_WORKSPACE (source), res, &error))
+                g_task_return_boolean (task, TRUE);
+        else
+                g_task_return_error (task, error);
+}
+
+static void
+vm_release_async (CorralLauncher *launcher, GAsyncReadyCallback callback, gpointer user_data)
+{
+        CorralVmLauncher *self = CORRAL_VM_LAUNCHER (launcher);
+        GTask *task = g_task_new (launcher, NULL, callback, user_data);
+
+        if (!self->warm) {
+                g_task_return_boolean (task, TRUE);
+                g_object_unref (task);
+                return;
+        }
+        corral_warm_workspace_release_async (self->warm, NULL, on_warm_released, task);
+}
+
+static gboolean
+vm_release_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
+{
+        return g_task_propagate_boolean (G_TASK (result), error);
+}
+
 static void
 corral_vm_launcher_iface_init (CorralLauncherInterface *iface)
 {
@@ -572,11 +691,15 @@ corral_vm_launcher_iface_init (CorralLauncherInterface *iface)
         iface->resume_finish = vm_resume_finish;
         iface->remove_async = vm_remove_async;
         iface->remove_finish = vm_remove_finish;
+        iface->prepare = vm_prepare;
+        iface->release_async = vm_release_async;
+        iface->release_finish = vm_release_finish;
 }
 
 static void
 corral_vm_launcher_dispose (GObject *object)
 {
+        g_clear_object (&CORRAL_VM_LAUNCHER (object)->warm);
         g_clear_object (&CORRAL_VM_LAUNCHER (object)->manager);
         G_OBJECT_CLASS (corral_vm_launcher_parent_class)->dispose (object);
 }

@@ -6,7 +6,8 @@
  * a network host and the network dialog shows. Then the app closes (the VM pauses), opens again
  * and reopens the task from the list of tasks (the VM resumes, the conversation is back); then the
  * VM is removed with corralctl and reopening the task makes it again, same folder and mode, and
- * the conversation goes on.
+ * the conversation goes on. Last, a new task's folder page boots a workspace ahead
+ * (corral-warm-workspace.h), Start takes it, and releasing removes the next one not taken.
  *
  * Suites vm and ui (it boots a VM; it needs a display, Xvfb when there is none).
  *
@@ -21,6 +22,7 @@
 #include "corral-shares.h"
 #include "corral-vm-launcher.h"
 #include "corral-vm-manager.h"
+#include "corral-vm-pool.h"
 #include "corral-window.h"
 #include "egress-test.h"
 #include "fake-llm-server.h"
@@ -187,27 +189,142 @@ remove_vm (CorralVmLauncher *launcher, const char *vm_name)
         g_assert_error (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM);
 }
 
+/* The task's workspace is a warm-pool VM (corral-warm-workspace.h) handed out under the
+ * task's name. Returns the pool VM's own name. */
+static char *
+assert_warm (CorralVmLauncher *launcher, const char *vm_name)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralVmInfo) info = NULL;
+        CorralVmManager *manager = corral_vm_launcher_get_manager (launcher);
+
+        corral_vm_manager_lookup_async (manager, vm_name, NULL, got_result, &res);
+        info = corral_vm_manager_lookup_finish (manager, wait_result (&res), &error);
+        g_assert_no_error (error);
+        g_assert_true (g_str_has_prefix (info->name, CORRAL_POOL_VM_PREFIX));
+        g_assert_cmpstr (info->alias, ==, vm_name);
+        return g_strdup (info->name);
+}
+
+/* The pool VMs in a state (NULL: any). */
+static guint
+count_pool_vms (CorralVmLauncher *launcher, const CorralVmPoolState *state)
+{
+        g_autoptr (CorralVmPool) pool =
+                corral_vm_pool_new (corral_vm_launcher_get_manager (launcher), NULL);
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) entries = NULL;
+        guint n = 0;
+
+        corral_vm_pool_list_async (pool, NULL, got_result, &res);
+        entries = corral_vm_pool_list_finish (pool, wait_result (&res), &error);
+        g_assert_no_error (error);
+        for (guint i = 0; i < entries->len; i++)
+                if (!state || ((CorralVmPoolEntry *) entries->pdata[i])->pool_state == *state)
+                        n++;
+        return n;
+}
+
+static gboolean
+warm_vm_idle (gpointer launcher)
+{
+        static const CorralVmPoolState idle = CORRAL_VM_POOL_IDLE;
+
+        ui_test_spin (500);
+        return count_pool_vms (launcher, &idle) == 1;
+}
+
+static void
+on_released (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_assert_true (corral_launcher_release_finish (CORRAL_LAUNCHER (source), res, NULL));
+        *(gboolean *) user_data = TRUE;
+}
+
+/* A new task's folder page: a workspace boots while the person chooses, and Start takes it. The
+ * app closing removes one that was not taken. */
+static void
+start_warm (CorralVmLauncher *launcher, GSettings *settings, const char *folder)
+{
+        CorralWindow *window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
+        void *session_page[] = { window, (void *) "session" };
+        static const CorralVmPoolState idle = CORRAL_VM_POOL_IDLE;
+        g_autofree char *pool_vm = NULL;
+        g_autofree char *taken = NULL;
+        CorralFirstRun *fr = corral_window_get_first_run (window);
+        gboolean released = FALSE;
+        gint64 clicked;
+
+        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
+        gtk_window_present (GTK_WINDOW (window));
+        ui_test_spin (300);
+        corral_window_new_task (window);
+        g_assert_true (ui_test_wait (warm_vm_idle, launcher, 300 * 1000));
+        corral_first_run_set_folder (fr, folder);
+        corral_first_run_set_mode (fr, FS_MODE_RO);
+        clicked = g_get_monotonic_time ();
+        g_signal_emit_by_name (
+                ui_test_find (GTK_WIDGET (window), GTK_ACCESSIBLE_ROLE_BUTTON, "Start"), "clicked");
+        if (!ui_test_wait (page_is, session_page, 120 * 1000))
+                g_error ("the warm workspace did not start (page %s)",
+                         corral_window_get_page (window));
+        g_test_message ("Start to the chat, with a workspace made ready ahead: %.2f s",
+                        (double) (g_get_monotonic_time () - clicked) / G_USEC_PER_SEC);
+        pool_vm = assert_warm (launcher, corral_session_view_get_vm_name (
+                                                 corral_window_get_session_view (window)));
+        g_assert_cmpuint (count_pool_vms (launcher, &idle), ==, 0);
+
+        /* Another new task: one boots again; the app closes before it is taken. */
+        corral_window_new_task (window);
+        g_assert_true (ui_test_wait (warm_vm_idle, launcher, 300 * 1000));
+        corral_launcher_release_async (CORRAL_LAUNCHER (launcher), on_released, &released);
+        while (!released)
+                g_main_context_iteration (NULL, TRUE);
+        g_assert_cmpuint (count_pool_vms (launcher, &idle), ==, 0);
+        taken = g_strdup (
+                corral_session_view_get_vm_name (corral_window_get_session_view (window)));
+        gtk_window_destroy (GTK_WINDOW (window));
+        ui_test_spin (100);
+        remove_vm (launcher, taken);
+        g_assert_cmpuint (count_pool_vms (launcher, NULL), ==, 0);
+}
+
 static gboolean
 start_failed (gpointer window)
 {
         return corral_starting_page_get_failed (corral_window_get_starting_page (window));
 }
 
-/* A damaged managed policy: the start fails at once, before an image is built or libvirt is
- * opened, and the page says which file and who can fix it; once IT has fixed the file, Try
- * Again starts the task. */
-static void
-start_with_damaged_policy (CorralWindow *window, CorralVmLauncher *launcher, const char *dir)
+/* Damages the managed policy (before the window opens: nothing is made ready ahead for a
+ * start that cannot happen). Returns the policy in force before, to restore. */
+static char *
+damage_policy (const char *dir)
 {
         g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
-        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
-        GtkWidget *win = GTK_WIDGET (window);
-        const char *description;
-        GtkWidget *page;
+        char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
 
         g_assert_true (g_file_set_contents (
                 policy, "{\"sharedFolders\": {\"protectedPaths\": [\"../..\"]}}", -1, NULL));
         g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+        return saved;
+}
+
+/* A damaged managed policy: the start fails at once, before an image is built or libvirt is
+ * opened (nor was anything made ready ahead), and the page says which file and who can fix it;
+ * once IT has fixed the file, Try Again starts the task. */
+static void
+start_with_damaged_policy (CorralWindow *window,
+                           CorralVmLauncher *launcher,
+                           const char *dir,
+                           const char *saved)
+{
+        g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
+        GtkWidget *win = GTK_WIDGET (window);
+        const char *description;
+        GtkWidget *page;
+
         g_signal_emit_by_name (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Start"), "clicked");
         g_assert_true (ui_test_wait (start_failed, window, 30 * 1000));
         g_assert_null (corral_vm_launcher_get_manager (launcher)); /* libvirt never opened */
@@ -240,6 +357,7 @@ test_real_session (void)
         g_autofree char *reply = NULL;
         g_autofree char *vm_name = NULL;
         g_autofree char *request = NULL;
+        g_autofree char *saved_policy = NULL;
         g_autoptr (GPtrArray) shares = NULL;
         guint n_requests;
         void *paused_args[2];
@@ -272,6 +390,7 @@ test_real_session (void)
         settings = g_settings_new_with_backend ("org.corral.Corral", backend);
         g_settings_set_string (settings, "image", "minimal");
         g_settings_set_uint (settings, "memory-mib", 512);
+        saved_policy = damage_policy (tmp);
         window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
         gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
         gtk_window_present (GTK_WINDOW (window));
@@ -281,7 +400,7 @@ test_real_session (void)
         corral_first_run_show_step (fr, "folder");
         corral_first_run_set_folder (fr, folder);
         corral_first_run_set_mode (fr, FS_MODE_RW_NODELETE);
-        start_with_damaged_policy (window, launcher, tmp);
+        start_with_damaged_policy (window, launcher, tmp, saved_policy);
         session_page[0] = window;
         session_page[1] = (void *) "session";
         if (!ui_test_wait (page_is, session_page, 600 * 1000))
@@ -290,6 +409,9 @@ test_real_session (void)
         g_assert_true (ui_test_wait (has_source, chat, 60 * 1000));
         ui_test_spin (300);
         ui_test_screenshot (GTK_WIDGET (window), "30-vm-session");
+        /* Not made ready ahead (the policy was damaged): booted as a warm one for this start. */
+        g_free (assert_warm (launcher, corral_session_view_get_vm_name (
+                                               corral_window_get_session_view (window))));
 
         corral_chat_view_send (chat, "Tidy up this folder");
         g_assert_true (ui_test_wait (has_dialog, chat, 120 * 1000));
@@ -372,6 +494,8 @@ test_real_session (void)
         /* Through the app's connection: main()'s corralctl clean-up cannot open the embedded
          * driver while this process holds it, and a VM left running slows every later suite. */
         remove_vm (launcher, vm_name);
+
+        start_warm (launcher, settings, folder);
         g_assert_cmpint (system (cmd), ==, 0);
 }
 
