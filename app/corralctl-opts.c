@@ -69,6 +69,14 @@ corralctl_option_uint (
         return FALSE;
 }
 
+/* A command's parameter words, translated; "" stays "" (gettext would give the catalogue's
+ * header for it). */
+static const char *
+parameter_text (const CorralctlCommand *command)
+{
+        return *command->parameter ? _ (command->parameter) : "";
+}
+
 int
 corralctl_usage_error (const char *command, const char *parameter)
 {
@@ -89,13 +97,18 @@ corralctl_group_usage (FILE *out,
         for (gsize i = 0; i < n_commands; i++) {
                 name_width = MAX (name_width, (int) strlen (commands[i].name));
                 param_width =
-                        MAX (param_width, (int) g_utf8_strlen (_ (commands[i].parameter), -1));
+                        MAX (param_width, (int) g_utf8_strlen (parameter_text (&commands[i]), -1));
         }
         fprintf (out, _ ("Usage: corralctl %s COMMAND [OPTION…] [ARGUMENT…]\n\nCommands:\n"),
                  group);
-        for (gsize i = 0; i < n_commands; i++)
-                fprintf (out, "  %-*s %-*s  %s\n", name_width, commands[i].name, param_width,
-                         _ (commands[i].parameter), _ (commands[i].summary));
+        for (gsize i = 0; i < n_commands; i++) {
+                const char *param = parameter_text (&commands[i]);
+                /* Padded in characters: printf's width counts bytes (HÔTE is 5 of them). */
+                int pad = param_width - (int) g_utf8_strlen (param, -1);
+
+                fprintf (out, "  %-*s %s%*s  %s\n", name_width, commands[i].name, param, pad, "",
+                         _ (commands[i].summary));
+        }
         if (footer)
                 fprintf (out, "\n%s\n", footer);
         fprintf (out, _ ("\nUse “corralctl %s COMMAND --help” for a command's options.\n"), group);
@@ -125,7 +138,7 @@ corralctl_command_parse (const char *group,
                          char ***argv)
 {
         g_autofree char *full = g_strdup_printf ("%s %s", group, command->name);
-        const char *parameter = _ (command->parameter);
+        const char *parameter = parameter_text (command);
 
         if (!corralctl_options_parse (full, parameter, _ (command->summary), entries, argc, argv))
                 return FALSE;

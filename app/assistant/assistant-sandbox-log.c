@@ -244,7 +244,8 @@ explain_files (const cJSON *rec)
         g_autofree char *rule = field (rec, "rule");
         g_autofree char *message = field (rec, "message");
         g_autofree char *vm_path = g_strdup_printf ("/workspace/%s/%s", share, path);
-        const char *prefix = "Blocked by the sandbox: ";
+        /* The file server's words, in its (the person's) language: the same prefix. */
+        g_autofree char *prefix = g_strconcat (assistant_sandbox_explanation_prefix (), " ", NULL);
         const char *hint;
 
         if (g_str_equal (rule, "no-delete"))
