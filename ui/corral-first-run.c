@@ -6,6 +6,7 @@
 
 #include <glib/gi18n.h>
 
+#include "corral-llm.h"
 #include "corral-secret-store.h"
 #include "corral-ui-util.h"
 
@@ -118,6 +119,73 @@ key_host (CorralFirstRun *self, GError **error)
         return g_strdup (g_uri_get_host (uri));
 }
 
+/* A key entered, on its way to the keychain. */
+typedef struct {
+        CorralFirstRun *self; /* unowned: the check is cancelled with self->cancellable */
+        CorralSecretInfo *info;
+        char *key;
+} KeyCheck;
+
+static void
+key_check_free (KeyCheck *k)
+{
+        corral_secret_info_free (k->info);
+        corral_llm_api_key_free (k->key);
+        g_free (k);
+}
+
+static void
+on_key_checked (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        KeyCheck *k = user_data;
+        CorralFirstRun *self = k->self;
+        g_autoptr (GError) error = NULL;
+
+        if (!corral_llm_provider_check_key_finish (CORRAL_LLM_PROVIDER (source), res, &error)) {
+                if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+                        key_check_free (k);
+                        return;
+                }
+                if (g_error_matches (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_AUTH)) {
+                        provider_set_busy (self, FALSE);
+                        provider_error (self, corral_ui_key_refused_text ());
+                        gtk_widget_grab_focus (self->key_row);
+                        key_check_free (k);
+                        return;
+                }
+                /* Not a refused key: the provider could not be asked (offline, a server error).
+                 * The key is kept; the chat says so if the provider refuses it later. */
+                g_message ("The key could not be checked now: %s", error->message);
+        }
+        corral_secret_store_set_async (k->info, k->key, self->cancellable, on_key_stored, self);
+        key_check_free (k);
+}
+
+/* The key is checked with one cheap request (the provider's list of models) before it is
+ * stored: a mistyped key is said here, not in the first task. Takes info. */
+static void
+check_then_store (CorralFirstRun *self, CorralSecretInfo *info, const char *key)
+{
+        CorralLlmProviderKind kind =
+                is_openai (self) ? CORRAL_LLM_PROVIDER_OPENAI : CORRAL_LLM_PROVIDER_ANTHROPIC;
+        const char *url = gtk_editable_get_text (GTK_EDITABLE (self->base_url_row));
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralLlmProvider) provider = corral_ui_key_checker_new (kind, url, key, &error);
+        KeyCheck *k;
+
+        if (!provider) {
+                corral_secret_info_free (info);
+                provider_error (self, error->message);
+                return;
+        }
+        k = g_new0 (KeyCheck, 1);
+        k->self = self;
+        k->info = info;
+        k->key = g_strdup (key);
+        provider_set_busy (self, TRUE);
+        corral_llm_provider_check_key_async (provider, self->cancellable, on_key_checked, k);
+}
+
 static void
 on_provider_continue (CorralFirstRun *self)
 {
@@ -152,8 +220,7 @@ on_provider_continue (CorralFirstRun *self)
                 provider_error (self, error->message);
                 return;
         }
-        provider_set_busy (self, TRUE);
-        corral_secret_store_set_async (info, key, self->cancellable, on_key_stored, self);
+        check_then_store (self, g_steal_pointer (&info), key);
 }
 
 static void

@@ -296,6 +296,83 @@ on_key_set (GObject *source, GAsyncResult *res, gpointer user_data)
         load_credentials (self);
 }
 
+/* A model key, on its way to the keychain once the provider accepts it. */
+typedef struct {
+        CorralPreferences *self; /* a reference */
+        CorralSecretInfo *info;
+        char *value;
+} KeyCheck;
+
+static void
+key_check_free (KeyCheck *k)
+{
+        g_object_unref (k->self);
+        corral_secret_info_free (k->info);
+        corral_llm_api_key_free (k->value);
+        g_free (k);
+}
+
+static void
+on_key_checked (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        KeyCheck *k = user_data;
+        g_autoptr (GError) error = NULL;
+
+        if (!corral_llm_provider_check_key_finish (CORRAL_LLM_PROVIDER (source), res, &error)) {
+                if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+                        key_check_free (k);
+                        return;
+                }
+                if (g_error_matches (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_AUTH)) {
+                        adw_preferences_window_add_toast (
+                                ADW_PREFERENCES_WINDOW (k->self),
+                                adw_toast_new (corral_ui_key_refused_text ()));
+                        key_check_free (k);
+                        return;
+                }
+                /* Could not ask (offline): kept; the chat says so if it is refused later. */
+                g_message ("The key could not be checked now: %s", error->message);
+        }
+        corral_secret_store_set_async (k->info, k->value, k->self->cancellable, on_key_set,
+                                       g_object_ref (k->self));
+        key_check_free (k);
+}
+
+/* Takes info. A model provider's key (named as corralctl and the assistant look it up) is
+ * checked with one cheap request first; any other credential is stored as it is. */
+static void
+store_credential (CorralPreferences *self, CorralSecretInfo *info, const char *value)
+{
+        gboolean anthropic =
+                g_str_equal (info->name, corral_llm_secret_name (CORRAL_LLM_PROVIDER_ANTHROPIC));
+        gboolean openai =
+                g_str_equal (info->name, corral_llm_secret_name (CORRAL_LLM_PROVIDER_OPENAI));
+        g_autofree char *base = g_settings_get_string (self->settings, "base-url");
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralLlmProvider) provider = NULL;
+        KeyCheck *k;
+
+        if (anthropic || openai)
+                provider = corral_ui_key_checker_new (anthropic ? CORRAL_LLM_PROVIDER_ANTHROPIC
+                                                                : CORRAL_LLM_PROVIDER_OPENAI,
+                                                      openai ? base : NULL, value, &error);
+        if (!provider) {
+                if (error)
+                        adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self),
+                                                          adw_toast_new (error->message));
+                else
+                        corral_secret_store_set_async (info, value, self->cancellable, on_key_set,
+                                                       g_object_ref (self));
+                corral_secret_info_free (info);
+                return;
+        }
+        k = g_new0 (KeyCheck, 1);
+        k->self = g_object_ref (self);
+        k->info = info;
+        k->value = g_strdup (value);
+        corral_llm_provider_check_key_async (provider, self->cancellable, on_key_checked, k);
+}
+
 static void
 on_add_credential (CorralPreferences *self)
 {
@@ -313,8 +390,7 @@ on_add_credential (CorralPreferences *self)
                         adw_toast_new (error ? error->message : _ ("Enter the secret value.")));
                 return;
         }
-        corral_secret_store_set_async (info, value, self->cancellable, on_key_set,
-                                       g_object_ref (self));
+        store_credential (self, g_steal_pointer (&info), value);
         /* The value is in the keychain's hands now; never shown again. */
         gtk_editable_set_text (GTK_EDITABLE (self->cred_value), "");
 }

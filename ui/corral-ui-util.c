@@ -137,3 +137,22 @@ corral_ui_format_when (gint64 unix_time, gboolean with_time)
          * format */
         return g_date_time_format (t, with_time ? _ ("%x, %H:%M") : "%x");
 }
+
+const char *
+corral_ui_key_refused_text (void)
+{
+        return _ ("The provider did not accept this key. Copy it again, whole, from your "
+                  "provider’s website, and paste it here.");
+}
+
+CorralLlmProvider *
+corral_ui_key_checker_new (CorralLlmProviderKind kind,
+                           const char *base_url,
+                           const char *key,
+                           GError **error)
+{
+        g_autofree char *env_base = corral_llm_env_base_url (kind);
+
+        return corral_llm_provider_new (
+                kind, env_base ? env_base : (base_url && *base_url ? base_url : NULL), key, error);
+}

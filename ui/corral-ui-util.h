@@ -7,6 +7,8 @@
 
 #include <adwaita.h>
 
+#include "corral-llm.h"
+
 #include "corral-share-mode.h"
 #include "corral-thread.h"
 
@@ -38,5 +40,16 @@ GtkWidget *corral_ui_list_stack_new (const char *icon_name,
                                      const char *description,
                                      const char *list_label,
                                      GtkWidget **ret_list);
+
+/* The words for a model key the provider refused when it was entered. */
+const char *corral_ui_key_refused_text (void);
+
+/* A provider to check a model key entered for kind with (corral_llm_provider_check_key_async):
+ * the base URL the environment sets, else base_url (nullable: the kind's default). (transfer
+ * full) NULL with error set for a key no header may carry. */
+CorralLlmProvider *corral_ui_key_checker_new (CorralLlmProviderKind kind,
+                                              const char *base_url,
+                                              const char *key,
+                                              GError **error);
 
 G_END_DECLS

@@ -46,6 +46,12 @@ nonempty_env (const char *name)
 }
 
 char *
+corral_llm_env_base_url (CorralLlmProviderKind kind)
+{
+        return nonempty_env (env_base_name (kind));
+}
+
+char *
 corral_llm_api_key_lookup_sync (CorralLlmProviderKind kind,
                                 char **ret_base_url,
                                 GCancellable *cancellable,

@@ -17,6 +17,9 @@ G_BEGIN_DECLS
 
 /* The keychain secret name for kind: "anthropic" or "openai". */
 const char *corral_llm_secret_name (CorralLlmProviderKind kind);
+/* (transfer full) (nullable) the base URL the environment sets for kind (ANTHROPIC_BASE_URL,
+ * OPENAI_BASE_URL), as corral_llm_api_key_lookup_sync reports it. */
+char *corral_llm_env_base_url (CorralLlmProviderKind kind);
 
 /* (transfer full) the key (wipe and free with corral_llm_api_key_free), and in
  * ret_base_url (nullable out; transfer full, NULL for the default) the base URL from the

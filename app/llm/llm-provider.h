@@ -54,6 +54,17 @@ void corral_llm_provider_set_retry (CorralLlmProvider *self,
 void corral_llm_provider_set_idle_timeout (CorralLlmProvider *self, guint idle_timeout_ms);
 void corral_llm_provider_set_limits (CorralLlmProvider *self, const CorralLlmLimits *limits);
 
+/* One cheap request that needs the key (the provider's list of models): TRUE when the
+ * provider accepts it; else CORRAL_LLM_ERROR_AUTH for a refused key, or why it could not be
+ * checked (NETWORK, TIMEOUT, SERVER...). Never retried; at most 20 s. */
+void corral_llm_provider_check_key_async (CorralLlmProvider *self,
+                                          GCancellable *cancellable,
+                                          GAsyncReadyCallback callback,
+                                          gpointer user_data);
+gboolean corral_llm_provider_check_key_finish (CorralLlmProvider *self,
+                                               GAsyncResult *result,
+                                               GError **error);
+
 /* event_func (nullable) is called for each event until the request completes; notify frees
  * event_data after the last call. */
 void corral_llm_provider_stream_async (CorralLlmProvider *self,

@@ -402,6 +402,67 @@ test_bad_config (void)
 }
 
 static void
+got_result (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        *(GAsyncResult **) user_data = g_object_ref (res);
+}
+
+static gboolean
+check_key (CorralLlmProvider *provider, GError **error)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+
+        corral_llm_provider_check_key_async (provider, NULL, got_result, &res);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        return corral_llm_provider_check_key_finish (provider, res, error);
+}
+
+/* A key entered is checked with one request that needs it (the list of models): accepted, or
+ * refused as a key (AUTH, never retried, never a scripted reply), with the key's header. */
+static void
+test_check_key (gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralFakeLlmClient) c = client (data);
+        g_autofree char *url = corral_fake_llm_server_get_url (c->server);
+        g_autofree char *base = GPOINTER_TO_INT (data) == CORRAL_LLM_PROVIDER_OPENAI
+                                        ? g_strconcat (url, "/v1", NULL)
+                                        : g_strdup (url);
+        g_autoptr (CorralLlmProvider) wrong = corral_llm_provider_new (
+                GPOINTER_TO_INT (data), base, "sk-not-the-right-one", &error);
+
+        g_assert_no_error (error);
+        corral_fake_llm_server_set_valid_key (c->server, CORRAL_FAKE_LLM_KEY);
+        g_assert_true (check_key (c->provider, &error));
+        g_assert_no_error (error);
+        g_assert_false (check_key (wrong, &error));
+        g_assert_error (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_AUTH);
+        g_assert_null (strstr (error->message, "sk-not"));
+        g_assert_cmpuint (corral_fake_llm_server_get_n_key_checks (c->server), ==, 2);
+        g_assert_cmpuint (corral_fake_llm_server_get_n_requests (c->server), ==, 0);
+}
+
+/* Nothing listening: the key could not be checked, which is not a refused key. */
+static void
+test_check_key_unreachable (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GSocketListener) l = g_socket_listener_new ();
+        guint16 port = g_socket_listener_add_any_inet_port (l, NULL, &error);
+        g_autofree char *url = NULL;
+        g_autoptr (CorralLlmProvider) p = NULL;
+
+        g_assert_no_error (error);
+        g_socket_listener_close (l);
+        url = g_strdup_printf ("http://127.0.0.1:%u", port);
+        p = corral_llm_provider_new (CORRAL_LLM_PROVIDER_ANTHROPIC, url, "sk-x", &error);
+        g_assert_no_error (error);
+        g_assert_false (check_key (p, &error));
+        g_assert_error (error, CORRAL_LLM_ERROR, CORRAL_LLM_ERROR_NETWORK);
+}
+
+static void
 add (const char *name, GTestDataFunc func)
 {
         g_autofree char *a = g_strdup_printf ("/llm/anthropic/%s", name);
@@ -434,6 +495,8 @@ main (int argc, char **argv)
         add ("long-line", test_long_line);
         add ("too-many-blocks", test_too_many_blocks);
         add ("not-event-stream", test_not_event_stream);
+        add ("check-key", test_check_key);
+        g_test_add_func ("/llm/check-key-unreachable", test_check_key_unreachable);
         g_test_add_func ("/llm/connection-refused", test_connection_refused);
         g_test_add_func ("/llm/bad-config", test_bad_config);
         return g_test_run ();

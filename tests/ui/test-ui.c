@@ -28,6 +28,7 @@
 #include "egress-test.h"
 #include "fs-server.h"
 #include "test-launcher.h"
+#include "fake-llm-server.h"
 #include "ui-test-util.h"
 
 /* Fixture ------------------------------------------------------------------------------------- */
@@ -200,6 +201,14 @@ focus_in (GtkWidget *win, GtkWidget *widget)
         return focus && (focus == widget || gtk_widget_is_ancestor (focus, widget));
 }
 
+static gboolean
+key_refused_shown (gpointer win)
+{
+        return ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
+                             "The provider did not accept this key. Copy it again, whole, from "
+                             "your provider’s website, and paste it here.") != NULL;
+}
+
 static void
 test_first_run (Fixture *f, gconstpointer data)
 {
@@ -210,6 +219,14 @@ test_first_run (Fixture *f, gconstpointer data)
         g_autoptr (GError) error = NULL;
         g_autoptr (GPtrArray) secrets = NULL;
         g_autoptr (GPtrArray) shares = NULL;
+        /* The provider the key is checked with: on loopback, accepting one key. */
+        g_autoptr (CorralFakeLlmServer) fake = corral_fake_llm_server_new (0, &error);
+        g_autofree char *url = NULL;
+
+        g_assert_no_error (error);
+        url = corral_fake_llm_server_get_url (fake);
+        g_setenv ("ANTHROPIC_BASE_URL", url, TRUE);
+        corral_fake_llm_server_set_valid_key (fake, "sk-ant-test-key-0123456789");
         CorralStartingPage *starting = corral_window_get_starting_page (f->window);
 
         g_assert_cmpstr (corral_window_get_page (f->window), ==, "first-run");
@@ -250,6 +267,17 @@ test_first_run (Fixture *f, gconstpointer data)
         gtk_check_button_set_active (
                 GTK_CHECK_BUTTON (ui_test_find (win, GTK_ACCESSIBLE_ROLE_CHECKBOX, "Anthropic")),
                 TRUE);
+        /* A key the provider refuses is said here, checked with one request, and not kept. */
+        gtk_editable_set_text (GTK_EDITABLE (key), "sk-ant-mistyped");
+        click (win, "Continue");
+        g_assert_true (ui_test_wait (key_refused_shown, win, 20000));
+        g_assert_cmpstr (corral_first_run_get_step (fr), ==, "provider");
+        g_assert_cmpuint (corral_fake_llm_server_get_n_key_checks (fake), ==, 1);
+        secrets = corral_secret_store_list_sync (NULL, &error);
+        g_assert_no_error (error);
+        g_assert_cmpuint (secrets->len, ==, 0);
+        g_clear_pointer (&secrets, g_ptr_array_unref);
+        ui_test_screenshot (win, "02b-provider-key-refused");
         gtk_editable_set_text (GTK_EDITABLE (key), "sk-ant-test-key-0123456789");
         ui_test_screenshot (win, "02-provider");
         /* Enter in the key field (its text emits activate) continues, as the button does. */
@@ -263,6 +291,8 @@ test_first_run (Fixture *f, gconstpointer data)
         g_assert_cmpstr (((CorralSecretInfo *) secrets->pdata[0])->name, ==, "anthropic");
         g_assert_cmpstr (((CorralSecretInfo *) secrets->pdata[0])->hosts[0], ==,
                          "api.anthropic.com");
+        g_assert_cmpuint (corral_fake_llm_server_get_n_key_checks (fake), ==, 2);
+        g_unsetenv ("ANTHROPIC_BASE_URL");
 
         ui_test_spin (400);
         g_assert_true (focus_in (
@@ -966,6 +996,60 @@ remove_key_asks_first (GtkWindow *prefs)
         g_assert_true (ui_test_wait (credential_gone, prefs, 10000));
 }
 
+static gboolean
+openai_key_listed (gpointer prefs)
+{
+        return ui_test_find (prefs, GTK_ACCESSIBLE_ROLE_BUTTON, "Remove openai") != NULL;
+}
+
+static gboolean
+key_refused_toast (gpointer prefs)
+{
+        return ui_test_find (prefs, GTK_ACCESSIBLE_ROLE_LABEL, corral_ui_key_refused_text ()) !=
+               NULL;
+}
+
+static void
+add_credential (GtkWindow *prefs, const char *name, const char *host, const char *value)
+{
+        GtkWidget *p = GTK_WIDGET (prefs);
+
+        gtk_editable_set_text (GTK_EDITABLE (ui_test_find (p, GTK_ACCESSIBLE_ROLE_TEXT_BOX, "Name")
+                                                     ?: ui_test_find_type (p, ADW_TYPE_ENTRY_ROW)),
+                               name);
+        gtk_editable_set_text (
+                GTK_EDITABLE (ui_test_find (p, GTK_ACCESSIBLE_ROLE_TEXT_BOX, "Host")), host);
+        gtk_editable_set_text (GTK_EDITABLE (ui_test_find_type (p, ADW_TYPE_PASSWORD_ENTRY_ROW)),
+                               value);
+        click (p, "Add");
+}
+
+/* A model provider's key added in Preferences is checked with one request first: a refused
+ * one is said in a toast and not kept; an accepted one is listed. */
+static void
+model_key_checked (GtkWindow *prefs)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralFakeLlmServer) fake = corral_fake_llm_server_new (0, &error);
+        g_autofree char *url = NULL, *base = NULL;
+
+        g_assert_no_error (error);
+        url = corral_fake_llm_server_get_url (fake);
+        base = g_strconcat (url, "/v1", NULL);
+        g_setenv ("OPENAI_BASE_URL", base, TRUE);
+        corral_fake_llm_server_set_valid_key (fake, "sk-openai-right");
+        corral_preferences_show_page (CORRAL_PREFERENCES (prefs), "credentials");
+        ui_test_spin (300);
+        add_credential (prefs, "openai", "api.openai.com", "sk-openai-wrong");
+        g_assert_true (ui_test_wait (key_refused_toast, prefs, 20000));
+        ui_test_spin (500);
+        g_assert_false (openai_key_listed (prefs));
+        add_credential (prefs, "openai", "api.openai.com", "sk-openai-right");
+        g_assert_true (ui_test_wait (openai_key_listed, prefs, 20000));
+        g_assert_cmpuint (corral_fake_llm_server_get_n_key_checks (fake), ==, 2);
+        g_unsetenv ("OPENAI_BASE_URL");
+}
+
 static void
 test_preferences (Fixture *f, gconstpointer data)
 {
@@ -993,6 +1077,7 @@ test_preferences (Fixture *f, gconstpointer data)
         g_assert_no_error (error);
         g_assert_cmpuint (corral_egress_policy_get_rules (policy, TRUE)->len, ==, 1);
         remove_key_asks_first (prefs);
+        model_key_checked (prefs);
         for (guint i = 0; i < G_N_ELEMENTS (pages); i++) {
                 g_autofree char *name = g_strdup_printf ("%02u-preferences-%s", 14 + i, pages[i]);
 

@@ -39,6 +39,8 @@ struct CorralFakeLlmServer {
         GPtrArray *streams; /* of Stream */
         CorralFakeLlmRecordFunc record_func;
         gpointer record_data;
+        char *valid_key; /* the key GET .../models accepts; NULL: any */
+        guint n_key_checks;
 };
 
 static void stream_schedule (Stream *s);
@@ -332,6 +334,42 @@ record_request (SoupServerMessage *msg, const char *path)
         return record;
 }
 
+/* The key a request carries: x-api-key (Anthropic) or "Authorization: Bearer" (OpenAI). */
+static const char *
+request_key (SoupServerMessage *msg)
+{
+        SoupMessageHeaders *h = soup_server_message_get_request_headers (msg);
+        const char *auth = soup_message_headers_get_one (h, "authorization");
+
+        if (auth && g_str_has_prefix (auth, "Bearer "))
+                return auth + strlen ("Bearer ");
+        return soup_message_headers_get_one (h, "x-api-key");
+}
+
+/* GET .../models, what a key check asks: the list when the key is the valid one, else the
+ * provider's 401. Not a scripted reply, not recorded among the requests. */
+static void
+answer_models (CorralFakeLlmServer *server, SoupServerMessage *msg)
+{
+        const char *key = request_key (msg);
+        const char *body;
+
+        server->n_key_checks++;
+        if (server->valid_key && g_strcmp0 (key, server->valid_key) != 0) {
+                soup_server_message_set_status (msg, 401, NULL);
+                body = "{\"type\": \"error\", \"error\": {\"type\": "
+                       "\"authentication_error\", \"message\": \"invalid x-api-key\"}}";
+        } else {
+                soup_server_message_set_status (msg, 200, NULL);
+                body = "{\"data\": [{\"type\": \"model\", \"id\": \"corral-fake-model\", "
+                       "\"display_name\": \"Fake\"}], \"has_more\": false}";
+        }
+        soup_message_headers_replace (soup_server_message_get_response_headers (msg),
+                                      "content-type", "application/json");
+        soup_message_body_append (soup_server_message_get_response_body (msg), SOUP_MEMORY_STATIC,
+                                  body, strlen (body));
+}
+
 static void
 handle (SoupServer *soup,
         SoupServerMessage *msg,
@@ -340,8 +378,15 @@ handle (SoupServer *soup,
         gpointer data)
 {
         CorralFakeLlmServer *server = data;
-        cJSON *record = record_request (msg, path);
-        cJSON *reply = g_queue_pop_head (&server->replies);
+        cJSON *record, *reply;
+
+        if (g_str_equal (soup_server_message_get_method (msg), "GET") &&
+            g_str_has_suffix (path, "/models")) {
+                answer_models (server, msg);
+                return;
+        }
+        record = record_request (msg, path);
+        reply = g_queue_pop_head (&server->replies);
 
         g_ptr_array_add (server->requests, record);
         if (server->record_func != NULL)
@@ -422,6 +467,7 @@ corral_fake_llm_server_free (CorralFakeLlmServer *server)
         g_ptr_array_unref (server->streams);
         g_ptr_array_unref (server->requests);
         g_queue_clear_full (&server->replies, (GDestroyNotify) cJSON_Delete);
+        g_free (server->valid_key);
         g_free (server);
 }
 
@@ -497,4 +543,17 @@ corral_fake_llm_server_set_record_func (CorralFakeLlmServer *server,
 {
         server->record_func = func;
         server->record_data = user_data;
+}
+
+void
+corral_fake_llm_server_set_valid_key (CorralFakeLlmServer *server, const char *key)
+{
+        g_free (server->valid_key);
+        server->valid_key = g_strdup (key);
+}
+
+guint
+corral_fake_llm_server_get_n_key_checks (CorralFakeLlmServer *server)
+{
+        return server->n_key_checks;
 }

@@ -46,6 +46,11 @@ void corral_fake_llm_server_set_record_func (CorralFakeLlmServer *server,
                                              CorralFakeLlmRecordFunc func,
                                              gpointer user_data);
 
+/* GET .../models (a key check) answers 200 for this key only, 401 for any other (NULL, the
+ * default: any key). Such requests are counted here, not among the requests above. */
+void corral_fake_llm_server_set_valid_key (CorralFakeLlmServer *server, const char *key);
+guint corral_fake_llm_server_get_n_key_checks (CorralFakeLlmServer *server);
+
 /* Reply builders (fake-llm-script.c). (transfer full) */
 /* A streamed Anthropic message: text (nullable) in pieces of a few bytes, then, if tool_name
  * is given, one tool_use block whose input_json is streamed in fragments; then message_delta
