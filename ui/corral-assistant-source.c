@@ -565,6 +565,7 @@ static char *
 replay_title (const CorralLlmBlock *use)
 {
         static const char *const keys[] = { "command", "path", "host" };
+        const cJSON *action = cJSON_GetObjectItemCaseSensitive (use->input, "action");
         g_autofree char *line = NULL;
         g_autofree char *valid = NULL;
         g_autofree char *cut = NULL;
@@ -573,6 +574,15 @@ replay_title (const CorralLlmBlock *use)
                 const cJSON *item = cJSON_GetObjectItemCaseSensitive (use->input, keys[i]);
                 if (cJSON_IsString (item))
                         line = g_strndup (item->valuestring, strcspn (item->valuestring, "\n"));
+        }
+        /* A question is titled "delete PATH" or "network HOST", as the loop titles it live. */
+        if (g_strcmp0 (use->name, "request_approval") == 0 && line && cJSON_IsString (action) &&
+            (g_str_equal (action->valuestring, "delete") ||
+             g_str_equal (action->valuestring, "network"))) {
+                char *titled = g_strdup_printf ("%s %s", action->valuestring, line);
+
+                g_free (line);
+                line = titled;
         }
         valid = g_utf8_make_valid (line ? line : use->name ? use->name : "", -1);
         if (g_utf8_strlen (valid, -1) <= TITLE_MAX)
@@ -599,6 +609,8 @@ replay_tool (const CorralLlmBlock *use, const CorralLlmBlock *result)
 
                 tool->output = g_utf8_make_valid (result->text ? result->text : "", -1);
                 tool->is_error = result->is_error;
+                /* A question's answer: "You allowed it", "You said no". */
+                tool->outcome = g_strdup (result->outcome);
                 /* What the live card showed: the exit status and the sandbox's refusals. */
                 corral_assistant_result_describe (tool->output, &exit_code, &blocked);
                 if (tool->command)

@@ -69,11 +69,22 @@ last_is_user (CorralAssistantSession *self)
                        CORRAL_LLM_ROLE_USER;
 }
 
+/* outcome: (nullable) the person's answer, when the tool asked them. */
 static void
-add_tool_result (CorralAssistantSession *self, const char *id, const char *text, gboolean is_error)
+add_tool_result (CorralAssistantSession *self,
+                 const char *id,
+                 const char *text,
+                 gboolean is_error,
+                 const char *outcome)
 {
         corral_llm_conversation_add_tool_result (self->conv, id, text, is_error);
-        record (self, assistant_store_tool_result_record (id, text, is_error));
+        if (outcome) {
+                CorralLlmMessage *last = self->conv->messages->pdata[self->conv->messages->len - 1];
+                CorralLlmBlock *block = last->blocks->pdata[last->blocks->len - 1];
+
+                block->outcome = g_strdup (outcome);
+        }
+        record (self, assistant_store_tool_result_record (id, text, is_error, outcome));
 }
 
 static void
@@ -84,7 +95,7 @@ close_open_tool_uses (CorralAssistantSession *self)
         for (guint i = 0; i < ids->len; i++)
                 add_tool_result (self, ids->pdata[i],
                                  _ ("This tool call did not run: the task was stopped first."),
-                                 TRUE);
+                                 TRUE, NULL);
 }
 
 /* The VM's own records of what happened during the task go into its audit log. */
@@ -213,7 +224,7 @@ tool_done (GObject *source, GAsyncResult *result, gpointer user_data)
                 finish_error (task, error);
                 return;
         }
-        add_tool_result (ts->self, card->tool_id, card->output, card->is_error);
+        add_tool_result (ts->self, card->tool_id, card->output, card->is_error, card->outcome);
         ts->tool_calls++;
         audit_tool_call (ts->self, card);
         assistant_session_emit_card (ts->self, card, TRUE);

@@ -126,9 +126,20 @@ replay_record (CorralLlmConversation *conv, const cJSON *rec, guint *tasks)
         if (g_strcmp0 (type, "tool_result") == 0 && get_string (rec, "tool_use_id") &&
             get_string (rec, "content")) {
                 const cJSON *err = cJSON_GetObjectItemCaseSensitive (rec, "is_error");
+                const char *outcome = get_string (rec, "outcome");
+                static const char *const outcomes[] = { "done", "denied", "failed", "cancelled",
+                                                        NULL };
+
                 corral_llm_conversation_add_tool_result (conv, get_string (rec, "tool_use_id"),
                                                          get_string (rec, "content"),
                                                          cJSON_IsTrue (err));
+                /* Only the words the loop writes (the file is read back, not trusted). */
+                if (outcome && g_strv_contains (outcomes, outcome)) {
+                        CorralLlmMessage *last = conv->messages->pdata[conv->messages->len - 1];
+                        CorralLlmBlock *block = last->blocks->pdata[last->blocks->len - 1];
+
+                        block->outcome = g_strdup (outcome);
+                }
                 return TRUE;
         }
         if (g_strcmp0 (type, "task") == 0) {

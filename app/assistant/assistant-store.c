@@ -290,7 +290,10 @@ assistant_store_response_record (const CorralLlmResponse *response)
 }
 
 cJSON *
-assistant_store_tool_result_record (const char *id, const char *content, gboolean is_error)
+assistant_store_tool_result_record (const char *id,
+                                    const char *content,
+                                    gboolean is_error,
+                                    const char *outcome)
 {
         cJSON *rec = cJSON_CreateObject ();
 
@@ -298,5 +301,7 @@ assistant_store_tool_result_record (const char *id, const char *content, gboolea
         cJSON_AddStringToObject (rec, "tool_use_id", id);
         cJSON_AddStringToObject (rec, "content", content);
         cJSON_AddBoolToObject (rec, "is_error", is_error);
+        if (outcome)
+                cJSON_AddStringToObject (rec, "outcome", outcome);
         return rec;
 }

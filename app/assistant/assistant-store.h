@@ -58,7 +58,11 @@ gboolean assistant_store_replay (AssistantStore *store,
 /* Records for the conversation (transfer full). */
 cJSON *assistant_store_user_record (const char *text);
 cJSON *assistant_store_response_record (const CorralLlmResponse *response);
-cJSON *assistant_store_tool_result_record (const char *id, const char *content, gboolean is_error);
+/* outcome: (nullable) the person's answer to a question (CorralLlmBlock's outcome). */
+cJSON *assistant_store_tool_result_record (const char *id,
+                                           const char *content,
+                                           gboolean is_error,
+                                           const char *outcome);
 
 /* Conversation rules shared by the live loop and the replay, so both build the same thing. */
 /* A user's text: appended to the last message when it is a user message (tool results of an

@@ -54,6 +54,7 @@ corral_llm_block_copy (const CorralLlmBlock *block)
         copy->name = g_strdup (block->name);
         copy->input = block->input ? cJSON_Duplicate (block->input, TRUE) : NULL;
         copy->is_error = block->is_error;
+        copy->outcome = g_strdup (block->outcome);
         return copy;
 }
 
@@ -65,6 +66,7 @@ corral_llm_block_free (CorralLlmBlock *block)
         g_free (block->text);
         g_free (block->id);
         g_free (block->name);
+        g_free (block->outcome);
         cJSON_Delete (block->input);
         g_free (block);
 }

@@ -40,6 +40,10 @@ typedef struct {
         char *name; /* TOOL_USE: the tool's name */
         cJSON *input; /* TOOL_USE: the arguments, always a JSON object */
         gboolean is_error; /* TOOL_RESULT */
+        /* TOOL_RESULT of a question to the person (nullable): "done", "denied", "failed" or
+         * "cancelled", for the chat to say again when the task is reopened. Kept in the
+         * transcript, never sent to the provider. */
+        char *outcome;
 } CorralLlmBlock;
 
 typedef struct {

@@ -312,6 +312,36 @@ policy_text (const char *vm_dir)
         return read_file (path);
 }
 
+/* The person's answer to the question (the last tool result) is kept in the transcript, so a
+ * reopened task's card says it again, and it never reaches the provider. */
+static void
+assert_outcome_kept (Fix *fix, const char *expected)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralAssistantSession) resumed =
+                corral_assistant_session_resume (corral_assistant_session_get_id (fix->session),
+                                                 fix->provider, fix->agent->client, "m", &error);
+        const CorralLlmConversation *conv;
+        const char *found = NULL;
+
+        g_assert_no_error (error);
+        conv = corral_assistant_session_get_conversation (resumed);
+        for (guint i = 0; i < conv->messages->len; i++) {
+                const CorralLlmMessage *m = conv->messages->pdata[i];
+                for (guint j = 0; j < m->blocks->len; j++) {
+                        const CorralLlmBlock *b = m->blocks->pdata[j];
+                        if (b->type == CORRAL_LLM_BLOCK_TOOL_RESULT && b->outcome)
+                                found = b->outcome;
+                }
+        }
+        g_assert_cmpstr (found, ==, expected);
+        for (guint i = 0; i < corral_fake_llm_server_get_n_requests (fix->server); i++) {
+                g_autofree char *sent = cJSON_PrintUnformatted (
+                        corral_fake_llm_server_get_request (fix->server, i));
+                g_assert_null (strstr (sent, "\"outcome\""));
+        }
+}
+
 static void
 test_approval_network (gconstpointer data)
 {
@@ -355,6 +385,7 @@ test_approval_network (gconstpointer data)
                 g_assert_nonnull (strstr (after, "data.example.net:8443"));
         g_assert_nonnull (strstr (after, "api.example.com"));
         g_assert_nonnull (strstr (after, "package-managers"));
+        assert_outcome_kept (fix, "done");
         /* Approving again needs no rule; a second answer is ignored. */
         corral_assistant_approval_respond (approval, CORRAL_ASSISTANT_ANSWER_DENY);
 }
@@ -669,6 +700,7 @@ test_approval_nobody_and_cancel (void)
         g_assert_no_error (fix->error);
         sent = fix_sent_text (fix, 2);
         g_assert_nonnull (strstr (sent, "The person declined"));
+        assert_outcome_kept (fix, "denied");
 }
 
 static void

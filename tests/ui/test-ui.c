@@ -1340,7 +1340,13 @@ earlier_conversation (void)
         CorralLlmConversation *conv = corral_llm_conversation_new ("test-model", 1024);
         g_autoptr (CorralLlmResponse) first = corral_llm_response_new ();
         g_autoptr (CorralLlmResponse) last = corral_llm_response_new ();
+        g_autoptr (CorralLlmResponse) ask = corral_llm_response_new ();
         cJSON *input = cJSON_CreateObject ();
+        cJSON *question = cJSON_CreateObject ();
+
+        cJSON_AddStringToObject (question, "action", "delete");
+        cJSON_AddStringToObject (question, "path", "/workspace/Documents/report-old.docx");
+        cJSON_AddStringToObject (question, "reason", "it is an older copy");
 
         cJSON_AddStringToObject (input, "command", "ls /workspace/Documents");
         corral_llm_conversation_add_user_text (conv, "List the reports in this folder");
@@ -1350,6 +1356,16 @@ earlier_conversation (void)
         corral_llm_conversation_add_response (conv, first);
         corral_llm_conversation_add_tool_result (conv, "call-1", "report-old.docx\n[exit status 0]",
                                                  FALSE);
+        /* A question the person said no to (the loop keeps the answer with the result). */
+        g_ptr_array_add (ask->blocks,
+                         corral_llm_block_new_tool_use ("call-2", "request_approval", question));
+        ask->stop_reason = CORRAL_LLM_STOP_TOOL_USE;
+        corral_llm_conversation_add_response (conv, ask);
+        corral_llm_conversation_add_tool_result (conv, "call-2", "The person declined.", TRUE);
+        {
+                CorralLlmMessage *m = conv->messages->pdata[conv->messages->len - 1];
+                ((CorralLlmBlock *) m->blocks->pdata[0])->outcome = g_strdup ("denied");
+        }
         g_ptr_array_add (last->blocks,
                          corral_llm_block_new_text ("There is one report: report-old.docx."));
         corral_llm_conversation_add_response (conv, last);
@@ -1424,7 +1440,10 @@ test_reopen (Fixture *f, gconstpointer data)
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, "Let me look."));
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
                                         "There is one report: report-old.docx."));
-        g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 1);
+        g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 2);
+        /* The question's card says the person's answer, as it did when it was given. */
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_GROUP,
+                                        "Asked to delete report-old.docx: You said no"));
         /* The assistant's Markdown is rendered, and a link asks before it opens. */
         corral_chat_view_add_restored_reply (chat, "Sorted into **food**, *work* and `travel`; see "
                                                    "[the guide](https://example.org/guide).");
