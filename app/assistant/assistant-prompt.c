@@ -20,8 +20,9 @@ mode_words (FsMode mode)
                 return "can edit: you can read, create, change and delete files";
         case FS_MODE_RW_NODELETE:
                 return "can edit, but not delete: you can read, create and change files "
-                       "(saving by writing a new file and renaming it over the old one works), "
-                       "but deleting, emptying or truncating files is refused";
+                       "(Corral keeps the old version of each file you change; saving by "
+                       "writing a new file and renaming it over the old one works), but deleting "
+                       "files or folders is refused";
         }
         return "unknown";
 }

@@ -1,5 +1,6 @@
-/* fs-keep.c — kept copies: the old content of a file that rw-nodelete let a rename replace, or
- * that the person approved deleting, copied outside the share before it goes.
+/* fs-keep.c — kept copies: the old content of a file that rw-nodelete lets a write, a
+ * truncation or a rename change or replace (once per file per server, before the first
+ * change), or that the person approved deleting, copied outside the share before it goes.
  *
  * The guest decides how often that happens, so the copies are bounded: a quota per VM (its
  * keep folder, counted from the disk, so copies from earlier sessions count too) and a floor
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
+#include "fs-resolve.h"
 
 #define KEEP_BLOCK 4096u
 #define KEEP_RECOUNT_US (10 * G_USEC_PER_SEC)
@@ -40,6 +42,8 @@ void
 fs_keep_clear (FsServer *s)
 {
         g_clear_pointer (&s->keep_last, g_hash_table_unref);
+        g_clear_pointer (&s->keep_made, g_hash_table_unref);
+        g_clear_pointer (&s->keep_changed, g_hash_table_unref);
 }
 
 /* What one copy costs the quota: its blocks, and one more for the inode and name, so that
@@ -211,21 +215,18 @@ audit_keep (FsServer *s, FsShare *share, const char *audit_path, const char *des
 
 /* Copies a regular file's content to the keep folder (rw-nodelete replacements, approved
  * deletions) and records where it went; audit_path names it in the share. */
-int
-fs_keep_copy (FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path)
+/* fs_keep_copy of the file open as in (for reading); name: its own name, for the copy's. */
+static int
+keep_fd (FsServer *s, FsShare *share, int in, const char *name, const char *audit_path)
 {
         g_autofree char *dir = NULL, *dest = NULL, *stamp = NULL, *key = NULL;
         g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
-        g_autofd int in = -1;
         const char *last;
         struct stat st;
         int r;
 
         if (!s->keep_dir)
                 return -EPERM;
-        in = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (in < 0)
-                return -errno;
         if (fstat (in, &st) < 0)
                 return -errno;
         if (!S_ISREG (st.st_mode))
@@ -255,5 +256,79 @@ fs_keep_copy (FsServer *s, FsShare *share, int dirfd, const char *name, const ch
         s->keep_used += charge ((uint64_t) st.st_size);
         remember (s, key, dest);
         audit_keep (s, share, audit_path, dest, st.st_size);
+        return 0;
+}
+
+int
+fs_keep_copy (FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path)
+{
+        g_autofd int in =
+                openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+        if (in < 0)
+                return -errno;
+        return keep_fd (s, share, in, name, audit_path);
+}
+
+/* Before a change --------------------------------------------------------------------------- */
+
+/* Files this server kept before changing, and files it made: each at most this many, then
+ * forgotten (a forgotten file is kept again at its next change, unless unchanged since). */
+#define KEEP_SEEN_MAX 65536u
+
+static char *
+file_key (const struct stat *st)
+{
+        return g_strdup_printf ("%ju:%ju", (uintmax_t) st->st_dev, (uintmax_t) st->st_ino);
+}
+
+static void
+seen_add (GHashTable **set, const struct stat *st)
+{
+        if (!*set || g_hash_table_size (*set) >= KEEP_SEEN_MAX) {
+                g_clear_pointer (set, g_hash_table_unref);
+                *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+        }
+        g_hash_table_add (*set, file_key (st));
+}
+
+static bool
+seen (GHashTable *set, const struct stat *st)
+{
+        g_autofree char *key = NULL;
+
+        if (!set)
+                return false;
+        key = file_key (st);
+        return g_hash_table_contains (set, key);
+}
+
+void
+fs_keep_note_made (FsServer *s, const struct stat *st)
+{
+        seen_add (&s->keep_made, st);
+}
+
+int
+fs_keep_before_change (
+        FsServer *s, FsShare *share, int pathfd, const struct stat *st, const char *audit_path)
+{
+        g_autofd int in = -1;
+        g_autofree char *name = NULL;
+        int r;
+
+        if (share->mode != FS_MODE_RW_NODELETE || !S_ISREG (st->st_mode) || st->st_size == 0 ||
+            seen (s->keep_made, st) || seen (s->keep_changed, st))
+                return 0;
+        if ((uint64_t) st->st_size > FS_KEEP_MAX)
+                return -EFBIG;
+        r = fs_reopen (pathfd, O_RDONLY | O_NONBLOCK, &in);
+        if (r < 0)
+                return r;
+        name = g_path_get_basename (audit_path);
+        r = keep_fd (s, share, in, name, audit_path);
+        if (r < 0)
+                return r;
+        seen_add (&s->keep_changed, st);
         return 0;
 }

@@ -618,8 +618,7 @@ op_rename (FsCtx *ctx)
 /* Attributes ---------------------------------------------------------------------------------- */
 
 static int
-check_content_change (
-        FsCtx *ctx, FsShare *share, const char *path, const struct stat *st, bool truncating)
+check_content_change (FsCtx *ctx, FsShare *share, const char *path, const struct stat *st)
 {
         int r = check_writable (ctx, share);
 
@@ -631,9 +630,21 @@ check_content_change (
                 return r;
         if (S_ISREG (st->st_mode) && st->st_nlink > 1)
                 return REFUSE (ctx, FS_RULE_HARDLINK, EPERM);
-        if (truncating && share->mode == FS_MODE_RW_NODELETE && st->st_size > 0)
-                return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
         return 0;
+}
+
+/* rw-nodelete: the file's content is kept before its first change (fs_keep_before_change);
+ * when it cannot be, the change is refused, never made with the old content lost. */
+static int
+keep_before_change (FsCtx *ctx, FsShare *share, int pathfd, const struct stat *st)
+{
+        int r = fs_keep_before_change (ctx->s, share, pathfd, st, ctx->path);
+
+        if (r == 0)
+                return 0;
+        if (r == -EDQUOT || r == -EFBIG)
+                return REFUSE (ctx, FS_RULE_KEEP_FULL, EDQUOT);
+        return REFUSE (ctx, FS_RULE_NO_DELETE, EPERM);
 }
 
 static int
@@ -717,8 +728,9 @@ op_setattr (FsCtx *ctx)
                 return r;
         if (set->valid & (FS_SET_UID | FS_SET_GID))
                 return REFUSE (ctx, FS_RULE_OWNER, EPERM);
-        r = check_content_change (ctx, node->share, path, &st,
-                                  (set->valid & FS_SET_SIZE) && set->size == 0);
+        r = check_content_change (ctx, node->share, path, &st);
+        if (r == 0 && (set->valid & FS_SET_SIZE) && set->size < (uint64_t) st.st_size)
+                r = keep_before_change (ctx, node->share, fd, &st);
         if (r < 0)
                 return r;
         if ((set->valid & FS_SET_SIZE) && S_ISDIR (st.st_mode))
@@ -798,8 +810,10 @@ open_existing (FsCtx *ctx, FsNode *node, uint32_t wire_flags, FsHandle **ret)
         if (writing) {
                 g_free (ctx->path);
                 ctx->path = g_strdup (path);
-                r = check_content_change (ctx, node->share, path, &st,
-                                          (wire_flags & FS_O_TRUNC) != 0);
+                r = check_content_change (ctx, node->share, path, &st);
+                /* Appending loses nothing; a truncation through the handle is a setattr. */
+                if (r == 0 && ((wire_flags & FS_O_TRUNC) || !(wire_flags & FS_O_APPEND)))
+                        r = keep_before_change (ctx, node->share, pfd, &st);
                 if (r < 0) {
                         ctx->audit_op = "open";
                         return r;
@@ -888,6 +902,8 @@ op_create (FsCtx *ctx)
                 return -errno;
         if (fstat (fd, &st) < 0)
                 return -errno;
+        /* Made in this task: nothing of the person's to keep before it changes. */
+        fs_keep_note_made (ctx->s, &st);
         node = fs_node_child (ctx->s, parent, q->name.ptr, q->name.len, &err);
         if (!node)
                 return REFUSE (ctx, FS_RULE_LIMIT, -err);

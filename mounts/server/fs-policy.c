@@ -97,7 +97,7 @@ fs_rule_explain (const char *rule, const char *share, FsMode mode, const char *p
                                         share, fs_mode_describe (mode));
         if (g_strcmp0 (rule, FS_RULE_NO_DELETE) == 0)
                 return g_strdup_printf (_ ("Blocked by the sandbox: “%s” is shared as “Can edit, "
-                                           "but not delete”, so %s cannot be deleted, emptied or "
+                                           "but not delete”, so %s cannot be deleted or "
                                            "replaced. Ask the person to approve the change."),
                                         share, path);
         if (g_strcmp0 (rule, FS_RULE_PROTECTED) == 0)
@@ -152,10 +152,11 @@ fs_rule_explain (const char *rule, const char *share, FsMode mode, const char *p
         if (g_strcmp0 (rule, FS_RULE_KEEP_FULL) == 0)
                 return g_strdup_printf (
                         _ ("Blocked by the sandbox: “%s” is shared as “Can edit, but not "
-                           "delete”, so Corral keeps the old version of every file that is "
-                           "replaced, and there is no room left for another one; %s was not "
-                           "replaced. Ask the person to review the kept versions or free disk "
-                           "space."),
+                           "delete”, so Corral keeps the old version of every file before it is "
+                           "changed or replaced, and could not keep this one (no room is left, "
+                           "or the file is larger than 64 MiB); %s was not changed. Ask the "
+                           "person to review the kept versions or free disk space, or to share "
+                           "the folder as “Can edit”."),
                         share, path);
         return g_strdup_printf (_ ("Blocked by the sandbox in “%s” (%s)."), share, rule);
 }

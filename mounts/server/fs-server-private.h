@@ -78,6 +78,8 @@ struct _FsServer {
         bool keep_counted;
         gint64 keep_recounted; /* monotonic µs of the last recount at the quota */
         GHashTable *keep_last; /* "share/path" -> the path of its latest kept copy */
+        GHashTable *keep_made; /* "dev:ino" of the files this server created */
+        GHashTable *keep_changed; /* "dev:ino" of the files kept before their first change */
         char **policy_protected; /* patterns every share gets */
         char **policy_hidden;
         GArray *own_dirs; /* FsDirId: Corral's own folders and the keychain's, never shared */
@@ -180,6 +182,14 @@ void fs_stat_to_attr (const struct stat *st, FsAttr *ret);
  * the share); 0 or -errno; -EDQUOT when the quota or the free-space floor leaves no room for
  * it (rule FS_RULE_KEEP_FULL: the caller must not drop the file). */
 int fs_keep_copy (FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path);
+/* rw-nodelete: before the first change to a file that existed (a write, a truncation; not an
+ * append), its content is kept (fs_keep_copy), once per file for this server; files it made
+ * (fs_keep_note_made), empty files and other modes need nothing. pathfd: the file (O_PATH is
+ * enough). 0: it may change; -EFBIG: larger than FS_KEEP_MAX; -EDQUOT: no room; else -errno.
+ * On any failure the caller refuses the change (the content would be lost). */
+int fs_keep_before_change (
+        FsServer *s, FsShare *share, int pathfd, const struct stat *st, const char *audit_path);
+void fs_keep_note_made (FsServer *s, const struct stat *st);
 /* The keep quota per VM and the free space to leave on its disk, in bytes (0: the default). */
 void fs_keep_set_limits (FsServer *s, uint64_t quota, uint64_t min_free);
 /* Frees what fs-keep.c remembers (fs_server_free). */

@@ -21,10 +21,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "corral-glib-compat.h"
 #include "fs-client.h"
 #include "fs-paths.h"
 #include "mount-test-util.h"
 #include "fs-resolve.h"
+#include "fs-server-private.h"
 #include "proto.h"
 
 static FsEntry
@@ -523,6 +525,41 @@ test_read_only (void)
         g_assert_nonnull (strstr (audit, "is read-only"));
 }
 
+/* Every kept copy of the share's file name, their contents. */
+static GPtrArray *
+kept_copies (FsClient *c, const char *name)
+{
+        g_autofree char *keep = g_build_filename (c->dir, "keep", "s", NULL);
+        g_autofree char *suffix = g_strconcat ("-", name, NULL);
+        g_autoptr (GDir) d = g_dir_open (keep, 0, NULL);
+        GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+        const char *entry;
+
+        while (d && (entry = g_dir_read_name (d))) {
+                g_autofree char *path = g_build_filename (keep, entry, NULL);
+                char *text = NULL;
+
+                if (!g_str_has_suffix (entry, suffix))
+                        continue;
+                g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+                g_ptr_array_add (out, text);
+        }
+        return out;
+}
+
+static void
+assert_kept (FsClient *c, const char *name, const char *content)
+{
+        g_autoptr (GPtrArray) kept = kept_copies (c, name);
+
+        if (!content) {
+                g_assert_cmpuint (kept->len, ==, 0);
+                return;
+        }
+        g_assert_cmpuint (kept->len, ==, 1);
+        g_assert_cmpstr (kept->pdata[0], ==, content);
+}
+
 /* 7. Read-write, no delete -------------------------------------------------------------------- */
 
 static void
@@ -552,11 +589,6 @@ test_no_delete (void)
         ND (fs_client_rename (c, share.node, "dir", share.node, "emptydir", 0));
         ND (fs_client_rename (c, share.node, "file", share.node, "dir", FS_RENAME_EXCHANGE));
         ND (fs_client_rename (c, share.node, "empty", share.node, "file", 0)); /* empty over */
-        ND (fs_client_open (c, file.node, FS_O_WRONLY | FS_O_TRUNC, &h));
-        {
-                FsSetattr set = { .valid = FS_SET_SIZE, .size = 0 };
-                ND (fs_client_setattr (c, file.node, &set));
-        }
 #undef ND
         /* Out of the share: a different share is a different file system. */
         assert_refused (c, fs_client_rename (c, share.node, "file", other.node, "file", 0), EXDEV,
@@ -589,18 +621,108 @@ test_no_delete (void)
         g_assert_cmpstr (text, ==, "edited");
         audit = fs_client_audit_text (c);
         g_assert_nonnull (strstr (audit, "\"op\":\"keep\""));
+        /* Both versions it had are kept: before the first write, and before the save. */
         {
-                g_autofree char *keep = g_build_filename (c->dir, "keep", "s", NULL);
-                g_autoptr (GDir) d = g_dir_open (keep, 0, NULL);
-                const char *name = d ? g_dir_read_name (d) : NULL;
-                g_autofree char *kept = NULL, *kept_text = NULL;
+                g_autoptr (GPtrArray) kept = kept_copies (c, "file");
 
-                g_assert_nonnull (name);
-                g_assert_true (g_str_has_suffix (name, "-file"));
-                kept = g_build_filename (keep, name, NULL);
-                g_assert_true (g_file_get_contents (kept, &kept_text, NULL, NULL));
-                g_assert_cmpstr (kept_text, ==, "PREcious");
+                g_assert_cmpuint (kept->len, ==, 2);
+                g_assert_true (
+                        g_ptr_array_find_with_equal_func (kept, "precious", g_str_equal, NULL));
+                g_assert_true (
+                        g_ptr_array_find_with_equal_func (kept, "PREcious", g_str_equal, NULL));
         }
+}
+
+/* 7b. rw-nodelete keeps what a change would lose ---------------------------------------------- */
+
+/* Emptying, shrinking or overwriting a file that existed is editing it: allowed, once its
+ * content is kept (once per file); appending and files made in the task keep nothing; a file
+ * that cannot be kept (too large, no room) is not changed at all. */
+static void
+test_no_delete_keeps (void)
+{
+        g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW_NODELETE);
+        g_autofree char *text = NULL, *big = NULL;
+        FsEntry share, e;
+        uint64_t h;
+
+        fs_client_host_write (c, "notes", "important notes");
+        fs_client_host_write (c, "data", "0123456789");
+        fs_client_host_write (c, "photo", "PIXELS");
+        fs_client_host_write (c, "log", "line1\n");
+        share = walk (c, "s");
+
+        /* O_TRUNC: emptied, the notes kept. */
+        g_assert_cmpint (fs_client_open (c, walk (c, "s/notes").node, FS_O_WRONLY | FS_O_TRUNC, &h),
+                         ==, 0);
+        fs_client_release (c, h);
+        text = fs_client_host_read (c, "notes");
+        g_assert_cmpstr (text, ==, "");
+        g_clear_pointer (&text, g_free);
+        assert_kept (c, "notes", "important notes");
+        /* A second change to it keeps nothing more. */
+        g_assert_cmpint (fs_client_open (c, walk (c, "s/notes").node, FS_O_WRONLY, &h), ==, 0);
+        g_assert_cmpint (fs_client_write (c, h, 0, "new", 3), ==, 3);
+        fs_client_release (c, h);
+        assert_kept (c, "notes", "important notes");
+
+        /* Shrunk to one byte: kept first. */
+        {
+                FsSetattr set = { .valid = FS_SET_SIZE, .size = 1 };
+                g_assert_cmpint (fs_client_setattr (c, walk (c, "s/data").node, &set), ==, 0);
+        }
+        text = fs_client_host_read (c, "data");
+        g_assert_cmpstr (text, ==, "0");
+        g_clear_pointer (&text, g_free);
+        assert_kept (c, "data", "0123456789");
+
+        /* Overwritten in place with zeros: kept first. */
+        g_assert_cmpint (fs_client_open (c, walk (c, "s/photo").node, FS_O_RDWR, &h), ==, 0);
+        g_assert_cmpint (fs_client_write (c, h, 0, "\0\0\0\0\0\0", 6), ==, 6);
+        fs_client_release (c, h);
+        assert_kept (c, "photo", "PIXELS");
+
+        /* Appending loses nothing: nothing kept. */
+        g_assert_cmpint (fs_client_open (c, walk (c, "s/log").node, FS_O_WRONLY | FS_O_APPEND, &h),
+                         ==, 0);
+        g_assert_cmpint (fs_client_write (c, h, 0, "line2\n", 6), ==, 6);
+        fs_client_release (c, h);
+        text = fs_client_host_read (c, "log");
+        g_assert_cmpstr (text, ==, "line1\nline2\n");
+        g_clear_pointer (&text, g_free);
+        assert_kept (c, "log", NULL);
+
+        /* Made in this task: rewritten freely, nothing kept. */
+        g_assert_cmpint (fs_client_create (c, share.node, "draft", 0644, FS_O_WRONLY, &e, &h), ==,
+                         0);
+        g_assert_cmpint (fs_client_write (c, h, 0, "v1", 2), ==, 2);
+        fs_client_release (c, h);
+        g_assert_cmpint (fs_client_open (c, e.node, FS_O_WRONLY | FS_O_TRUNC, &h), ==, 0);
+        fs_client_release (c, h);
+        assert_kept (c, "draft", NULL);
+
+        /* Larger than a copy may be: not changed at all (keep-full). */
+        big = fs_client_host (c, "huge");
+        {
+                g_autofd int fd = open (big, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                g_assert_cmpint (fd, >=, 0);
+                g_assert_cmpint (ftruncate (fd, (off_t) FS_KEEP_MAX + 1), ==, 0);
+        }
+        assert_refused (c,
+                        fs_client_open (c, walk (c, "s/huge").node, FS_O_WRONLY | FS_O_TRUNC, &h),
+                        EDQUOT, "keep-full");
+        {
+                struct stat st;
+                g_assert_cmpint (stat (big, &st), ==, 0);
+                g_assert_cmpint (st.st_size, ==, (off_t) FS_KEEP_MAX + 1);
+        }
+        /* No room for a copy: the same. */
+        fs_client_host_write (c, "late", "late content");
+        fs_keep_set_limits (c->server, 0, G_MAXUINT64 / 4);
+        assert_refused (c, fs_client_open (c, walk (c, "s/late").node, FS_O_WRONLY, &h), EDQUOT,
+                        "keep-full");
+        text = fs_client_host_read (c, "late");
+        g_assert_cmpstr (text, ==, "late content");
 }
 
 /* 8. Protected paths -------------------------------------------------------------------------- */
@@ -1043,6 +1165,7 @@ main (int argc, char **argv)
                 { "special-files", test_special_files },
                 { "read-only", test_read_only },
                 { "no-delete", test_no_delete },
+                { "no-delete-keeps", test_no_delete_keeps },
                 { "protected-paths", test_protected_paths },
                 { "root-replaced", test_root_replaced },
         };

@@ -104,7 +104,11 @@ grep -q '"path":"deploy/run.sh","result":"refused","rule":"protected-path"' \
 
 run 'rm /workspace/nd/keep.txt' 2>/dev/null && fail "deleted in a no-delete share"
 [ "$(cat "$DATA/nd/keep.txt")" = "precious" ] || fail "the no-delete file changed"
-run ': > /workspace/nd/keep.txt' 2>/dev/null && fail "emptied a file in a no-delete share"
+# Emptying is editing: allowed, once the content is kept (SECURITY.md F7).
+run ': > /workspace/nd/keep.txt' || fail "emptying a file in a no-delete share was refused"
+[ -s "$DATA/nd/keep.txt" ] && fail "the emptied file did not reach the host"
+grep -qx precious "$STATE"/corral/kept/mtest/nd/*keep.txt 2>/dev/null ||
+	fail "the emptied file's content was not kept"
 run 'echo edited > /workspace/nd/.keep.tmp && mv /workspace/nd/.keep.tmp /workspace/nd/keep.txt' ||
 	fail "an editor's save (write, rename over) failed in a no-delete share"
 [ "$(cat "$DATA/nd/keep.txt")" = "edited" ] || fail "the save did not reach the host"
