@@ -114,6 +114,9 @@ corral_llm_provider_check_key_async (CorralLlmProvider *self,
         }
         corral_llm_http_add_headers (self->kind, soup_message_get_request_headers (msg),
                                      self->api_key);
+        /* One request: no connection is kept open after it. */
+        soup_message_headers_replace (soup_message_get_request_headers (msg), "Connection",
+                                      "close");
         c = g_new0 (Check, 1);
         c->msg = msg;
         c->cancellable = g_cancellable_new ();
