@@ -244,6 +244,7 @@ remove_entry (FsServer *s,
                 errno_error (error, errno, path);
                 return NULL;
         }
+        fs_keep_note (s, FS_JOURNAL_DELETE, share, path, NULL, &st, NULL, false);
         return S_ISDIR (st.st_mode) ? "rmdir" : "unlink";
 }
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
+#include "fs-journal.h"
 #include "fs-resolve.h"
 
 #define KEEP_BLOCK 4096u
@@ -213,6 +214,40 @@ audit_keep (FsServer *s, FsShare *share, const char *audit_path, const char *des
         fs_audit_write (s->audit, &rec);
 }
 
+/* The journal's "keep" line for the file in st (copy: the absolute path of its copy, or NULL
+ * with lost saying why), synced: it is on disk before the change it precedes is made. */
+static void
+journal_keep (FsServer *s,
+              FsShare *share,
+              const char *audit_path,
+              const struct stat *st,
+              const char *copy,
+              const char *lost)
+{
+        size_t dlen = s->keep_dir ? strlen (s->keep_dir) : 0;
+        FsJournalRecord rec = {
+                .type = FS_JOURNAL_KEEP,
+                .share = share->name,
+                .path = (char *) audit_path,
+                .lost = (char *) lost,
+                .has_mode = true,
+                .mode = st->st_mode & 07777,
+                .has_mtime = true,
+                .mtime = st->st_mtim.tv_sec,
+                .mtime_ns = (uint32_t) st->st_mtim.tv_nsec,
+                .size = (uint64_t) st->st_size,
+        };
+        int r;
+
+        if (!s->journal)
+                return;
+        if (copy && dlen && strncmp (copy, s->keep_dir, dlen) == 0 && copy[dlen] == '/')
+                rec.copy = (char *) copy + dlen + 1;
+        r = fs_journal_append (s->journal, &rec, true);
+        if (r < 0)
+                g_warning ("cannot write the change journal: %s", g_strerror (-r));
+}
+
 /* Copies a regular file's content to the keep folder (rw-nodelete replacements, approved
  * deletions) and records where it went; audit_path names it in the share. */
 /* fs_keep_copy of the file open as in (for reading); name: its own name, for the copy's. */
@@ -236,6 +271,7 @@ keep_fd (FsServer *s, FsShare *share, int in, const char *name, const char *audi
         last = s->keep_last ? g_hash_table_lookup (s->keep_last, key) : NULL;
         if (last && same_content (in, &st, last)) {
                 audit_keep (s, share, audit_path, last, st.st_size);
+                journal_keep (s, share, audit_path, &st, last, NULL);
                 return 0;
         }
 
@@ -256,6 +292,7 @@ keep_fd (FsServer *s, FsShare *share, int in, const char *name, const char *audi
         s->keep_used += charge ((uint64_t) st.st_size);
         remember (s, key, dest);
         audit_keep (s, share, audit_path, dest, st.st_size);
+        journal_keep (s, share, audit_path, &st, dest, NULL);
         return 0;
 }
 
@@ -309,26 +346,123 @@ fs_keep_note_made (FsServer *s, const struct stat *st)
         seen_add (&s->keep_made, st);
 }
 
+/* Why a file's original could not be kept: the audit log says so, and the journal records
+ * the change as one that cannot be undone. */
+static const char *
+lost_reason (int r)
+{
+        return r == -EDQUOT ? "budget" : r == -EFBIG ? "too-large" : "unreadable";
+}
+
+static void
+audit_not_kept (FsServer *s, FsShare *share, const char *audit_path, int r, off_t size)
+{
+        FsAuditRecord rec = { .share = share->name,
+                              .op = "keep",
+                              .path = audit_path,
+                              .result = "error",
+                              .errnum = -r,
+                              .message = r == -EDQUOT ? "Not kept: the kept copies' space is full; "
+                                                        "this change cannot be undone"
+                                                      : "Not kept: this change cannot be undone",
+                              .size = size };
+
+        fs_audit_write (s->audit, &rec);
+}
+
 int
-fs_keep_before_change (
-        FsServer *s, FsShare *share, int pathfd, const struct stat *st, const char *audit_path)
+fs_keep_before_change (FsServer *s,
+                       FsShare *share,
+                       int pathfd,
+                       const struct stat *st,
+                       const char *audit_path,
+                       bool lossy)
 {
         g_autofd int in = -1;
         g_autofree char *name = NULL;
         int r;
 
-        if (share->mode != FS_MODE_RW_NODELETE || !S_ISREG (st->st_mode) || st->st_size == 0 ||
-            seen (s->keep_made, st) || seen (s->keep_changed, st))
+        if (share->mode == FS_MODE_RO || !S_ISREG (st->st_mode) || seen (s->keep_made, st) ||
+            seen (s->keep_changed, st))
                 return 0;
+        if (st->st_size == 0) {
+                journal_keep (s, share, audit_path, st, NULL, NULL);
+                seen_add (&s->keep_changed, st);
+                return 0;
+        }
         if ((uint64_t) st->st_size > FS_KEEP_MAX)
-                return -EFBIG;
-        r = fs_reopen (pathfd, O_RDONLY | O_NONBLOCK, &in);
-        if (r < 0)
-                return r;
-        name = g_path_get_basename (audit_path);
-        r = keep_fd (s, share, in, name, audit_path);
-        if (r < 0)
-                return r;
+                r = -EFBIG;
+        else if ((r = fs_reopen (pathfd, O_RDONLY | O_NONBLOCK, &in)) == 0) {
+                name = g_path_get_basename (audit_path);
+                r = keep_fd (s, share, in, name, audit_path);
+        }
+        if (r < 0) {
+                /* rw-nodelete never loses content: a change that would, and cannot be undone,
+                 * is refused. Elsewhere the change goes ahead, recorded as not undoable. */
+                if (share->mode == FS_MODE_RW_NODELETE && lossy)
+                        return r;
+                audit_not_kept (s, share, audit_path, r, st->st_size);
+                journal_keep (s, share, audit_path, st, NULL, lost_reason (r));
+        }
         seen_add (&s->keep_changed, st);
         return 0;
+}
+
+int
+fs_keep_before_drop (
+        FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path)
+{
+        g_autofd int fd = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+
+        if (fd < 0 || fstat (fd, &st) < 0)
+                return 0;
+        return fs_keep_before_change (s, share, fd, &st, audit_path, true);
+}
+
+/* The journal: what changed besides content ------------------------------------------------- */
+
+static char
+kind_of (mode_t mode)
+{
+        return S_ISDIR (mode) ? 'd' : S_ISLNK (mode) ? 'l' : 'f';
+}
+
+void
+fs_keep_note (FsServer *s,
+              FsJournalType type,
+              FsShare *share,
+              const char *path,
+              const char *to,
+              const struct stat *st,
+              const struct stat *replaced,
+              bool exchange)
+{
+        FsJournalRecord rec = {
+                .type = type,
+                .share = share->name,
+                .path = (char *) path,
+                .to = (char *) to,
+                .kind = st ? kind_of (st->st_mode) : 0,
+                .replaced = replaced ? kind_of (replaced->st_mode) : 0,
+                .exchange = exchange,
+        };
+        int r;
+
+        if (!s->journal)
+                return;
+        if (st && (type == FS_JOURNAL_DELETE || type == FS_JOURNAL_META) &&
+            !S_ISLNK (st->st_mode)) {
+                rec.has_mode = true;
+                rec.mode = st->st_mode & 07777;
+                rec.has_mtime = type == FS_JOURNAL_DELETE;
+                rec.mtime = st->st_mtim.tv_sec;
+                rec.mtime_ns = (uint32_t) st->st_mtim.tv_nsec;
+                rec.size = (uint64_t) st->st_size;
+        }
+        if (type == FS_JOURNAL_META && st && seen (s->keep_made, st))
+                return; /* made in this task: its first mode is no one's */
+        r = fs_journal_append (s->journal, &rec, false);
+        if (r < 0)
+                g_warning ("cannot write the change journal: %s", g_strerror (-r));
 }

@@ -371,8 +371,15 @@ op_mkdir (FsCtx *ctx)
         if (mkdirat (dirfd, name, clean_mode (ctx->q->mode)) < 0)
                 return -errno;
         fd = openat (dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0)
+        if (fd >= 0) {
+                struct stat st;
+
                 fs_share_mark_created (parent->share, fd);
+                if (fstat (fd, &st) == 0)
+                        fs_keep_note_made (ctx->s, &st);
+        }
+        fs_keep_note (ctx->s, FS_JOURNAL_ADD, parent->share, ctx->path, NULL,
+                      &(struct stat){ .st_mode = S_IFDIR }, NULL, false);
         return reply_child_entry (ctx, parent, dirfd, ctx->q->name);
 }
 
@@ -393,6 +400,8 @@ op_symlink (FsCtx *ctx)
                 return REFUSE (ctx, FS_RULE_OUTSIDE, EPERM);
         if (symlinkat (target, dirfd, name) < 0)
                 return -errno;
+        fs_keep_note (ctx->s, FS_JOURNAL_ADD, parent->share, ctx->path, NULL,
+                      &(struct stat){ .st_mode = S_IFLNK }, NULL, false);
         return reply_child_entry (ctx, parent, dirfd, q->name);
 }
 
@@ -465,6 +474,7 @@ op_remove (FsCtx *ctx)
         char path[FS_MAX_PATH];
         g_autofd int dirfd = -1;
         FsNode *parent = NULL, *child;
+        struct stat st;
         int r;
 
         ctx->audit_op = is_rmdir ? "rmdir" : "unlink";
@@ -488,10 +498,16 @@ op_remove (FsCtx *ctx)
         if (r < 0)
                 return r;
 
+        /* What goes is kept first (rw keeps it for undo; it never refuses). */
+        if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (!is_rmdir)
+                fs_keep_before_drop (ctx->s, parent->share, dirfd, name, path);
         /* The inode number may be reused: its created-in-this-session mark goes with it. */
         created_key = fs_created_key_at (dirfd, name);
         if (unlinkat (dirfd, name, is_rmdir ? AT_REMOVEDIR : 0) < 0)
                 return -errno;
+        fs_keep_note (ctx->s, FS_JOURNAL_DELETE, parent->share, path, NULL, &st, NULL, false);
         if (created_key)
                 g_hash_table_remove (parent->share->created, created_key);
         child = fs_node_find_child (parent, q->name.ptr, q->name.len);
@@ -564,6 +580,8 @@ op_rename (FsCtx *ctx)
         char path[FS_MAX_PATH], npath[FS_MAX_PATH];
         g_autofd int dirfd = -1, ndirfd = -1;
         FsNode *parent = NULL, *nparent = NULL;
+        struct stat sst, dst_st;
+        bool has_dst, same;
         int r;
 
         ctx->audit_op = "rename";
@@ -595,6 +613,14 @@ op_rename (FsCtx *ctx)
                 r = check_nodelete_rename (ctx, parent->share, dirfd, name, ndirfd, newname);
         if (r < 0)
                 return r;
+        if (fstatat (dirfd, name, &sst, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        has_dst = fstatat (ndirfd, newname, &dst_st, AT_SYMLINK_NOFOLLOW) == 0;
+        same = has_dst && sst.st_dev == dst_st.st_dev && sst.st_ino == dst_st.st_ino;
+        /* rw: what a rename replaces is kept first, for undo (nodelete kept it above). */
+        if (has_dst && !same && !(q->flags & (FS_RENAME_EXCHANGE | FS_RENAME_NOREPLACE)) &&
+            parent->share->mode == FS_MODE_RW)
+                fs_keep_before_drop (ctx->s, parent->share, ndirfd, newname, npath);
 
         {
                 unsigned int flags = 0;
@@ -605,6 +631,9 @@ op_rename (FsCtx *ctx)
                 if (renameat2 (dirfd, name, ndirfd, newname, flags) < 0)
                         return -errno;
         }
+        if (!same)
+                fs_keep_note (ctx->s, FS_JOURNAL_RENAME, parent->share, path, npath, &sst,
+                              has_dst ? &dst_st : NULL, (q->flags & FS_RENAME_EXCHANGE) != 0);
 
         /* Hold both parents: detaching a replaced node must not free them under us. */
         fs_node_hold (parent);
@@ -633,12 +662,12 @@ check_content_change (FsCtx *ctx, FsShare *share, const char *path, const struct
         return 0;
 }
 
-/* rw-nodelete: the file's content is kept before its first change (fs_keep_before_change);
- * when it cannot be, the change is refused, never made with the old content lost. */
+/* The file's content is kept before its first change (fs_keep_before_change); in
+ * rw-nodelete, when it cannot be, a lossy change is refused, never made with the content lost. */
 static int
-keep_before_change (FsCtx *ctx, FsShare *share, int pathfd, const struct stat *st)
+keep_before_change (FsCtx *ctx, FsShare *share, int pathfd, const struct stat *st, bool lossy)
 {
-        int r = fs_keep_before_change (ctx->s, share, pathfd, st, ctx->path);
+        int r = fs_keep_before_change (ctx->s, share, pathfd, st, ctx->path, lossy);
 
         if (r == 0)
                 return 0;
@@ -729,8 +758,9 @@ op_setattr (FsCtx *ctx)
         if (set->valid & (FS_SET_UID | FS_SET_GID))
                 return REFUSE (ctx, FS_RULE_OWNER, EPERM);
         r = check_content_change (ctx, node->share, path, &st);
-        if (r == 0 && (set->valid & FS_SET_SIZE) && set->size < (uint64_t) st.st_size)
-                r = keep_before_change (ctx, node->share, fd, &st);
+        if (r == 0 && (set->valid & FS_SET_SIZE) && set->size != (uint64_t) st.st_size)
+                r = keep_before_change (ctx, node->share, fd, &st,
+                                        set->size < (uint64_t) st.st_size);
         if (r < 0)
                 return r;
         if ((set->valid & FS_SET_SIZE) && S_ISDIR (st.st_mode))
@@ -741,6 +771,8 @@ op_setattr (FsCtx *ctx)
         r = setattr_apply (ctx, node, fd, &st);
         if (r < 0)
                 return r;
+        if ((set->valid & FS_SET_MODE) && (st.st_mode & 07777) != clean_mode (set->mode))
+                fs_keep_note (ctx->s, FS_JOURNAL_META, node->share, path, NULL, &st, NULL, false);
         return reply_attr (ctx, fd);
 }
 
@@ -811,9 +843,12 @@ open_existing (FsCtx *ctx, FsNode *node, uint32_t wire_flags, FsHandle **ret)
                 g_free (ctx->path);
                 ctx->path = g_strdup (path);
                 r = check_content_change (ctx, node->share, path, &st);
-                /* Appending loses nothing; a truncation through the handle is a setattr. */
-                if (r == 0 && ((wire_flags & FS_O_TRUNC) || !(wire_flags & FS_O_APPEND)))
-                        r = keep_before_change (ctx, node->share, pfd, &st);
+                /* Appending loses nothing (nodelete allows it when nothing can be kept); a
+                 * truncation through the handle is a setattr. */
+                if (r == 0)
+                        r = keep_before_change (ctx, node->share, pfd, &st,
+                                                (wire_flags & FS_O_TRUNC) ||
+                                                        !(wire_flags & FS_O_APPEND));
                 if (r < 0) {
                         ctx->audit_op = "open";
                         return r;
@@ -904,6 +939,7 @@ op_create (FsCtx *ctx)
                 return -errno;
         /* Made in this task: nothing of the person's to keep before it changes. */
         fs_keep_note_made (ctx->s, &st);
+        fs_keep_note (ctx->s, FS_JOURNAL_ADD, parent->share, ctx->path, NULL, &st, NULL, false);
         node = fs_node_child (ctx->s, parent, q->name.ptr, q->name.len, &err);
         if (!node)
                 return REFUSE (ctx, FS_RULE_LIMIT, -err);

@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include "fs-journal.h"
 #include "fs-own.h"
 #include "fs-paths.h"
 #include "fs-server.h"
@@ -72,6 +73,7 @@ struct _FsServer {
         uint64_t next_handle;
         guint max_handles, max_nodes;
         char *keep_dir;
+        FsJournal *journal; /* KEEP_DIR/changes.jsonl (fs-journal.h) */
         guint keep_serial;
         uint64_t keep_quota, keep_min_free; /* 0: FS_KEEP_QUOTA, FS_KEEP_MIN_FREE */
         uint64_t keep_used; /* charged to the quota; counted from the folder on first use */
@@ -182,13 +184,32 @@ void fs_stat_to_attr (const struct stat *st, FsAttr *ret);
  * the share); 0 or -errno; -EDQUOT when the quota or the free-space floor leaves no room for
  * it (rule FS_RULE_KEEP_FULL: the caller must not drop the file). */
 int fs_keep_copy (FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path);
-/* rw-nodelete: before the first change to a file that existed (a write, a truncation; not an
- * append), its content is kept (fs_keep_copy), once per file for this server; files it made
- * (fs_keep_note_made), empty files and other modes need nothing. pathfd: the file (O_PATH is
- * enough). 0: it may change; -EFBIG: larger than FS_KEEP_MAX; -EDQUOT: no room; else -errno.
- * On any failure the caller refuses the change (the content would be lost). */
-int fs_keep_before_change (
-        FsServer *s, FsShare *share, int pathfd, const struct stat *st, const char *audit_path);
+/* Before the first change to a file that existed (a write, a truncation, an append, a rename
+ * over it, a removal), its content, mode and time are kept (fs_keep_copy) and the journal says
+ * where, once per file for this server; files it made (fs_keep_note_made) and other types need
+ * nothing, an empty file only its line. pathfd: the file (O_PATH is enough). lossy: the change
+ * drops content. 0: it may change. In rw-nodelete a lossy change whose original cannot be kept
+ * gets the error (-EFBIG: larger than FS_KEEP_MAX; -EDQUOT: no room; else -errno) and the
+ * caller refuses it; otherwise the change goes ahead, logged as one that cannot be undone. */
+int fs_keep_before_change (FsServer *s,
+                           FsShare *share,
+                           int pathfd,
+                           const struct stat *st,
+                           const char *audit_path,
+                           bool lossy);
+/* The same for name in dirfd, about to be replaced or removed (never refused in rw). */
+int fs_keep_before_drop (
+        FsServer *s, FsShare *share, int dirfd, const char *name, const char *audit_path);
+/* A journal line for a change done: add (st: what was made), delete (st: what it was), rename
+ * (path to "to"; st: what moved, replaced: what was at "to"), meta (st: before the change). */
+void fs_keep_note (FsServer *s,
+                   FsJournalType type,
+                   FsShare *share,
+                   const char *path,
+                   const char *to,
+                   const struct stat *st,
+                   const struct stat *replaced,
+                   bool exchange);
 void fs_keep_note_made (FsServer *s, const struct stat *st);
 /* The keep quota per VM and the free space to leave on its disk, in bytes (0: the default). */
 void fs_keep_set_limits (FsServer *s, uint64_t quota, uint64_t min_free);

@@ -677,6 +677,7 @@ fs_server_new (const char *keep_dir, FsAudit *audit)
         s->max_handles = DEFAULT_MAX_HANDLES;
         s->max_nodes = DEFAULT_MAX_NODES;
         s->keep_dir = g_strdup (keep_dir);
+        s->journal = keep_dir ? fs_journal_open (keep_dir) : NULL;
         s->audit = audit;
         s->own_dirs = g_array_new (FALSE, FALSE, sizeof (FsDirId));
         return s;
@@ -723,6 +724,7 @@ fs_server_free (FsServer *s)
         g_hash_table_unref (s->nodes);
         g_hash_table_unref (s->shares);
         g_free (s->keep_dir);
+        g_clear_pointer (&s->journal, fs_journal_close);
         fs_keep_clear (s);
         g_strfreev (s->policy_protected);
         g_strfreev (s->policy_hidden);
