@@ -14,6 +14,7 @@
 #include "corral-vmm.h"
 #include "corralctl-assistant.h"
 #include "corralctl-image.h"
+#include "corralctl-changes.h"
 #include "corralctl-gc.h"
 #include "corralctl-mcp.h"
 #include "corralctl-share.h"
@@ -608,6 +609,8 @@ usage (FILE *out)
         fprintf (out, "  %-9s %s\n", "share",
                  _ ("Share folders with a VM: can read, can edit, can edit but not delete"));
         fprintf (out, "  %-9s %s\n", "net", _ ("Show and change a VM's network policy"));
+        fprintf (out, "  %-9s %s\n", "changes",
+                 _ ("List what the assistant changed in a VM's shared folders"));
         fprintf (out, "  %-9s %s\n", "secret", _ ("Store, list and remove keychain secrets"));
         fprintf (out, "  %-9s %s\n", "mcp", _ ("Serve a VM as an MCP server on stdin/stdout"));
         fprintf (out, "  %-9s %s\n", "assistant",
@@ -694,6 +697,8 @@ dispatch (int argc, char **argv)
                 return corralctl_share_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "net"))
                 return corralctl_net_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "changes"))
+                return corralctl_changes_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "secret"))
                 return corralctl_secret_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "mcp"))

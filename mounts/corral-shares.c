@@ -45,16 +45,33 @@ vm_file (const char *vm_dir, const char *name)
         return g_build_filename (vm_dir, name, NULL);
 }
 
-/* Old versions that rw-nodelete kept are the person's: they live next to the VM folders
+/* The originals of what changed are the person's: they live next to the VM folders
  * (STATE/kept/NAME/), not in them, so removing the VM does not remove them. */
-static char *
-kept_dir (const char *vm_dir)
+char *
+corral_shares_kept_dir (const char *vm_dir)
 {
         g_autofree char *vms = g_path_get_dirname (vm_dir);
         g_autofree char *state = g_path_get_dirname (vms);
         g_autofree char *name = g_path_get_basename (vm_dir);
 
         return g_build_filename (state, "kept", name, NULL);
+}
+
+static char *
+kept_dir (const char *vm_dir)
+{
+        return corral_shares_kept_dir (vm_dir);
+}
+
+GPtrArray *
+corral_shares_changes (const char *vm_dir, GError **error)
+{
+        g_autofree char *keep = kept_dir (vm_dir);
+        g_autoptr (GPtrArray) records = fs_journal_read (keep, error);
+
+        if (!records)
+                return NULL;
+        return fs_journal_changes (records);
 }
 
 /* Control socket ------------------------------------------------------------------------------ */

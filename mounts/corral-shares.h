@@ -9,7 +9,8 @@
  *   fsd.lock     held by the running server: at most one per VM
  *   shares.json  the share list, kept by the server; edited here directly while it is not running
  *   audit.jsonl  changes and refusals
- *   kept/        old versions that rw-nodelete kept when a rename replaced a file
+ *   (STATE/kept/NAME/, next to the VM folders, so that it outlives the VM)
+ *                the task's change journal (changes.jsonl) and the originals of what changed
  *
  * Blocking calls (unix sockets on the local machine, a few milliseconds): the app runs them in
  * a GTask thread.
@@ -20,6 +21,7 @@
 
 #include <gio/gio.h>
 
+#include "fs-journal.h"
 #include "fs-policy.h"
 
 typedef struct {
@@ -98,3 +100,12 @@ CorralShareEntry *corral_shares_approved_stat (const char *vm_dir,
  * stay. Needs the running server. */
 gboolean corral_shares_approved_delete (
         const char *vm_dir, const char *share, const char *path, const char *id, GError **error);
+
+/* The folder where the VM's file server keeps its change journal and the originals of what the
+ * guest changed: STATE/kept/NAME for vm_dir STATE/vms/NAME (vm_dir need not exist any more). */
+char *corral_shares_kept_dir (const char *vm_dir);
+
+/* What the guest changed in the VM's shared folders since its task began (FsJournalChange,
+ * sorted by share and path; fs-journal.h), read from the change journal; empty when nothing
+ * changed. FALSE-like NULL with an error naming the file when the journal is damaged. */
+GPtrArray *corral_shares_changes (const char *vm_dir, GError **error);

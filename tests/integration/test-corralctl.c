@@ -578,6 +578,93 @@ test_damaged_policy_before_boot (void)
         g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* `corralctl changes`: the journal corral-fsd kept, as the person reads it and as JSON, for a
+ * VM that is there and for one that was removed (the journal outlives it); a damaged journal
+ * is an error naming the file and line, never an empty list. */
+static void
+test_changes (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("corralctl-changes-XXXXXX", NULL);
+        g_autofree char *vm_dir = g_build_filename (dir, "corral", "vms", "work", NULL);
+        g_autofree char *kept = g_build_filename (dir, "corral", "kept", "work", NULL);
+        g_autofree char *copies = g_build_filename (kept, "docs", NULL);
+        g_autofree char *folder = g_build_filename (dir, "docs", NULL);
+        g_autofree char *config = g_build_filename (vm_dir, "shares.json", NULL);
+        g_autofree char *journal = g_build_filename (kept, "changes.jsonl", NULL);
+        g_autofree char *a = g_build_filename (folder, "a.txt", NULL);
+        g_autofree char *shares = NULL, *state_env = g_strconcat ("XDG_STATE_HOME=", dir, NULL);
+        const char *env[] = { state_env, "CORRAL_LIBVIRT_URI=corral-test-none:///nowhere", NULL };
+        const char *rm[] = { "rm", "-rf", dir, NULL };
+        const char *records =
+                "{\"t\":\"keep\",\"share\":\"docs\",\"path\":\"a.txt\",\"copy\":\"docs/1-a.txt\","
+                "\"size\":4,\"mode\":420,\"time\":1}\n"
+                "{\"t\":\"add\",\"share\":\"docs\",\"path\":\"new\",\"kind\":\"dir\",\"time\":2}\n"
+                "{\"t\":\"rename\",\"share\":\"docs\",\"path\":\"b.txt\",\"to\":\"new/b.txt\","
+                "\"kind\":\"file\",\"time\":3}\n"
+                "{\"t\":\"keep\",\"share\":\"docs\",\"path\":\"big.iso\",\"lost\":\"budget\","
+                "\"size\":9,\"time\":4}\n";
+        Ctl human, json, gone, damaged;
+
+        g_assert_cmpint (g_mkdir_with_parents (vm_dir, 0700), ==, 0);
+        g_assert_cmpint (g_mkdir_with_parents (copies, 0700), ==, 0);
+        g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+        shares = g_strdup_printf (
+                "{\"shares\": [{\"name\": \"docs\", \"path\": \"%s\", \"mode\": \"rw\"}]}", folder);
+        g_assert_true (g_file_set_contents (config, shares, -1, NULL));
+        g_assert_true (g_file_set_contents (journal, records, -1, NULL));
+        g_assert_true (g_file_set_contents (a, "new text\n", -1, NULL));
+        ctl_env = env;
+
+        human = run_ctl (NULL, NULL, "changes", "work", NULL);
+        g_assert_cmpstr (human.err, ==, "");
+        g_assert_cmpint (human.status, ==, 0);
+        /* The arrow between the sizes is "?" in the C locale the suite runs in. */
+        g_assert_nonnull (strstr (human.out, "modified  docs/a.txt  4 bytes "));
+        g_assert_nonnull (strstr (human.out, " 9 bytes\n"));
+        g_assert_nonnull (strstr (human.out, "added     docs/new/"));
+        g_assert_nonnull (strstr (human.out, "renamed   docs/new/b.txt  (was docs/b.txt)"));
+        g_assert_nonnull (strstr (human.out, "docs/big.iso  not kept"));
+
+        json = run_ctl (NULL, NULL, "changes", "work", "--json", NULL);
+        g_assert_cmpint (json.status, ==, 0);
+        /* cJSON's layout: one member per line, a tab after the colon. */
+        g_assert_true (g_str_has_prefix (json.out, "[{"));
+        g_assert_nonnull (strstr (json.out, "\"change\":\t\"modified\""));
+        g_assert_nonnull (strstr (json.out, "\"size_before\":\t4,"));
+        g_assert_nonnull (strstr (json.out, "\"size_now\":\t9,"));
+        g_assert_nonnull (strstr (json.out, "\"original_kept\":\ttrue"));
+        g_assert_nonnull (strstr (json.out, "\"from\":\t\"b.txt\""));
+        g_assert_nonnull (strstr (json.out, "\"not_kept_because\":\t\"budget\""));
+        {
+                g_autofree char *f = g_strdup_printf ("\"folder\":\t\"%s\"", folder);
+                g_assert_nonnull (strstr (json.out, f));
+        }
+
+        /* The VM removed: its changes are still there to review and undo. */
+        rm[2] = vm_dir;
+        g_assert_true (g_spawn_sync (NULL, (char **) rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                     NULL, NULL, NULL, NULL));
+        gone = run_ctl (NULL, NULL, "changes", "work", NULL);
+        g_assert_cmpint (gone.status, ==, 0);
+        g_assert_nonnull (strstr (gone.out, "modified  docs/a.txt"));
+
+        /* Damaged: said, with the file and the line. */
+        g_assert_true (g_file_set_contents (journal, "{\"t\":\"add\"}\n", -1, NULL));
+        damaged = run_ctl (NULL, NULL, "changes", "work", NULL);
+        g_assert_cmpint (damaged.status, ==, 125);
+        g_assert_nonnull (strstr (damaged.err, journal));
+        g_assert_nonnull (strstr (damaged.err, "line 1"));
+
+        ctl_env = NULL;
+        rm[2] = dir;
+        g_assert_true (g_spawn_sync (NULL, (char **) rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                     NULL, NULL, NULL, NULL));
+        ctl_clear (&human);
+        ctl_clear (&json);
+        ctl_clear (&gone);
+        ctl_clear (&damaged);
+}
+
 /* A VM whose network session its egress daemon ended (a program sent a real secret): corralctl
  * says so before it runs the next command there (SECURITY.md K9). */
 static void
@@ -705,6 +792,7 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/vm/network-off-said", test_vm_network_off_said);
         g_test_add_func ("/corralctl/subcommand-options", test_subcommand_options);
         g_test_add_func ("/corralctl/damaged-policy-before-boot", test_damaged_policy_before_boot);
+        g_test_add_func ("/corralctl/changes", test_changes);
         g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
 
         return g_test_run ();
