@@ -9,6 +9,7 @@
 #include <gio/gunixsocketaddress.h>
 #include <glib/gi18n.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "corral-glib-compat.h"
@@ -64,13 +65,15 @@ kept_dir (const char *vm_dir)
 }
 
 GPtrArray *
-corral_shares_changes (const char *vm_dir, GError **error)
+corral_shares_changes (const char *vm_dir, GHashTable **ret_folders, GError **error)
 {
         g_autofree char *keep = kept_dir (vm_dir);
         g_autoptr (GPtrArray) records = fs_journal_read (keep, error);
 
         if (!records)
                 return NULL;
+        if (ret_folders)
+                *ret_folders = fs_journal_share_folders (records);
         return fs_journal_changes (records);
 }
 
@@ -629,4 +632,136 @@ corral_shares_approved_delete (
         reply = approved_call (vm_dir, "approved-delete", share, path, id, error);
         cJSON_Delete (reply);
         return reply != NULL;
+}
+
+/* Undo and keep ------------------------------------------------------------------------------ */
+
+/* With no file server running: one made for the purpose, serving the folders the journal names
+ * (the VM may be gone), while holding the VM's server lock so that none starts meanwhile. */
+typedef struct {
+        FsServer *server;
+        int lock_fd;
+} Offline;
+
+static void
+offline_clear (Offline *o)
+{
+        g_clear_pointer (&o->server, fs_server_free);
+        if (o->lock_fd >= 0)
+                close (o->lock_fd); /* drops the lock */
+        o->lock_fd = -1;
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Offline, offline_clear)
+
+static gboolean
+offline_open (const char *vm_dir, Offline *o, GError **error)
+{
+        g_autofree char *keep = kept_dir (vm_dir);
+        g_autofree char *lock = vm_file (vm_dir, "fsd.lock");
+        g_autoptr (GPtrArray) records = NULL;
+        g_autoptr (GHashTable) folders = NULL;
+        GHashTableIter iter;
+        gpointer name, folder;
+
+        o->lock_fd = -1;
+        if (g_file_test (vm_dir, G_FILE_TEST_IS_DIR)) {
+                o->lock_fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (o->lock_fd < 0 || flock (o->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+                        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_BUSY,
+                                             _ ("The VM’s file server is starting or stopping; "
+                                                "try again in a moment"));
+                        return FALSE;
+                }
+        }
+        if (!(records = fs_journal_read (keep, error)))
+                return FALSE;
+        o->server = fs_server_new (keep, NULL);
+        folders = fs_journal_share_folders (records);
+        g_hash_table_iter_init (&iter, folders);
+        while (g_hash_table_iter_next (&iter, &name, &folder)) {
+                g_autoptr (GError) local = NULL;
+                /* Undo acts for the person: the share's mode does not limit it. */
+                if (!fs_server_add_share (o->server, name, folder, FS_MODE_RW, NULL, &local))
+                        g_warning ("%s: %s", (char *) folder, local->message);
+        }
+        return TRUE;
+}
+
+static GPtrArray *
+outcomes_from_json (const cJSON *list, GError **error)
+{
+        g_autoptr (GPtrArray) out =
+                g_ptr_array_new_with_free_func ((GDestroyNotify) fs_undo_outcome_free);
+        const cJSON *item;
+
+        cJSON_ArrayForEach (item, list) {
+                const char *share = NULL, *path = NULL, *problem = NULL;
+                FsUndoOutcome *o;
+
+                if (proto_json_get_string (item, "share", 255, &share) < 0 ||
+                    proto_json_get_string (item, "path", 4096, &path) < 0) {
+                        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                             _ ("The file server sent a malformed reply"));
+                        return NULL;
+                }
+                proto_json_get_string (item, "problem", 4096, &problem);
+                o = g_new0 (FsUndoOutcome, 1);
+                o->share = g_strdup (share);
+                o->path = g_strdup (path);
+                o->problem = g_strdup (problem);
+                o->changed_since =
+                        cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (item, "changed_since"));
+                g_ptr_array_add (out, o);
+        }
+        return g_steal_pointer (&out);
+}
+
+GPtrArray *
+corral_shares_undo (const char *vm_dir, const char *const *which, gboolean force, GError **error)
+{
+        g_autoptr (GSocketConnection) conn = control_connect (vm_dir, NULL);
+        g_auto (Offline) offline = { .lock_fd = -1 };
+
+        if (conn) {
+                cJSON *req = cJSON_CreateObject (), *reply;
+                const cJSON *list = NULL;
+                GPtrArray *out;
+
+                cJSON_AddStringToObject (req, "op", "undo");
+                if (which) {
+                        cJSON *paths = cJSON_AddArrayToObject (req, "paths");
+                        for (guint i = 0; which[i]; i++)
+                                cJSON_AddItemToArray (paths, cJSON_CreateString (which[i]));
+                }
+                cJSON_AddBoolToObject (req, "force", force);
+                reply = control_call (conn, req, error);
+                cJSON_Delete (req);
+                if (!reply)
+                        return NULL;
+                proto_json_get_array (reply, "outcomes", 1000000, &list);
+                out = outcomes_from_json (list, error);
+                cJSON_Delete (reply);
+                return out;
+        }
+        if (!offline_open (vm_dir, &offline, error))
+                return NULL;
+        return fs_server_undo (offline.server, which, force, error);
+}
+
+gboolean
+corral_shares_keep_all (const char *vm_dir, GError **error)
+{
+        g_autoptr (GSocketConnection) conn = control_connect (vm_dir, NULL);
+        g_auto (Offline) offline = { .lock_fd = -1 };
+
+        if (conn) {
+                cJSON *req = cJSON_CreateObject (), *reply;
+
+                cJSON_AddStringToObject (req, "op", "keep-all");
+                reply = control_call (conn, req, error);
+                cJSON_Delete (req);
+                cJSON_Delete (reply);
+                return reply != NULL;
+        }
+        return offline_open (vm_dir, &offline, error) && fs_server_keep_all (offline.server, error);
 }

@@ -5,7 +5,7 @@
  * the VM's shared-folder port (it exits when QEMU closes it). Its state is in the VM's folder:
  *   fs.sock      the VM's port (QEMU listens; corral-fsd connects)
  *   fsd.sock     the control socket (JSON lines: add, remove, set-mode, list, status,
- *                stat, approved-delete)
+ *                stat, approved-delete, undo, keep-all)
  *   fsd.lock     held by the running server: at most one per VM
  *   shares.json  the share list, kept by the server; edited here directly while it is not running
  *   audit.jsonl  changes and refusals
@@ -23,6 +23,7 @@
 
 #include "fs-journal.h"
 #include "fs-policy.h"
+#include "fs-server.h"
 
 typedef struct {
         char *name;
@@ -107,5 +108,16 @@ char *corral_shares_kept_dir (const char *vm_dir);
 
 /* What the guest changed in the VM's shared folders since its task began (FsJournalChange,
  * sorted by share and path; fs-journal.h), read from the change journal; empty when nothing
- * changed. FALSE-like NULL with an error naming the file when the journal is damaged. */
-GPtrArray *corral_shares_changes (const char *vm_dir, GError **error);
+ * changed. ret_folders (nullable): share name -> the folder on this computer the journal says
+ * it was. NULL with an error naming the file and line when the journal is damaged. */
+GPtrArray *corral_shares_changes (const char *vm_dir, GHashTable **ret_folders, GError **error);
+
+/* Undoes changes the guest made (fs_server_undo(): which lists "SHARE/PATH" as the changes name
+ * them, NULL for all; force also undoes files changed on this computer since), through the
+ * running file server, else directly (also once the VM is removed). (element-type
+ * FsUndoOutcome) one per change, each undone or saying why not. */
+GPtrArray *
+corral_shares_undo (const char *vm_dir, const char *const *which, gboolean force, GError **error);
+
+/* Keeps every change: the journal is emptied and the originals it kept are removed. */
+gboolean corral_shares_keep_all (const char *vm_dir, GError **error);

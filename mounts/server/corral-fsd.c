@@ -5,8 +5,9 @@
  *              [--policy FILE]
  *
  * Serves FS-PROTOCOL.md on the channel (an fd it inherited, or the VM's virtio-serial socket),
- * takes share changes on a control socket (JSON lines: add, remove, set-mode, list, and
- * stat then approved-delete for what the person approved) and keeps
+ * takes share changes on a control socket (JSON lines: add, remove, set-mode, list, status;
+ * stat then approved-delete for what the person approved; undo and keep-all for the person's
+ * answer to the change journal --keep-dir holds, fs-journal.h) and keeps
  * the share list in --config so that a restarted server serves the same folders. Exits when
  * the channel closes. --policy reads the organisation's managed policy (fs-managed.h): its
  * protected paths apply to every share, like --protect; a damaged policy stops the server
@@ -406,6 +407,50 @@ control_error (const char *message)
         return reply;
 }
 
+/* {"op": "undo", "paths": ["SHARE/PATH", ...] (none: all), "force": bool} ->
+ * {"ok": true, "outcomes": [{"share", "path", "problem"?, "changed_since"?}, ...]} */
+static cJSON *
+control_undo (Fsd *d, cJSON *req, GError **error)
+{
+        const cJSON *array = NULL, *item, *force = cJSON_GetObjectItemCaseSensitive (req, "force");
+        g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+        g_auto (GStrv) which = NULL;
+        g_autoptr (GPtrArray) outcomes = NULL;
+        cJSON *reply, *list;
+
+        if (proto_json_get_array (req, "paths", 100000, &array) == 0) {
+                cJSON_ArrayForEach (item, array) {
+                        if (!cJSON_IsString (item) || strlen (item->valuestring) > 4096 + 64) {
+                                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                                                     "paths: not a list of SHARE/PATH");
+                                return NULL;
+                        }
+                        g_strv_builder_add (b, item->valuestring);
+                }
+                which = g_strv_builder_end (b);
+        }
+        outcomes = fs_server_undo (d->server, (const char *const *) which, cJSON_IsTrue (force),
+                                   error);
+        if (!outcomes)
+                return NULL;
+        reply = cJSON_CreateObject ();
+        cJSON_AddBoolToObject (reply, "ok", 1);
+        list = cJSON_AddArrayToObject (reply, "outcomes");
+        for (guint i = 0; i < outcomes->len; i++) {
+                const FsUndoOutcome *o = outcomes->pdata[i];
+                cJSON *one = cJSON_CreateObject ();
+
+                cJSON_AddStringToObject (one, "share", o->share);
+                cJSON_AddStringToObject (one, "path", o->path);
+                if (o->problem)
+                        cJSON_AddStringToObject (one, "problem", o->problem);
+                if (o->changed_since)
+                        cJSON_AddBoolToObject (one, "changed_since", 1);
+                cJSON_AddItemToArray (list, one);
+        }
+        return reply;
+}
+
 static cJSON *
 control_handle (Fsd *d, const char *line, size_t len)
 {
@@ -465,6 +510,19 @@ control_handle (Fsd *d, const char *line, size_t len)
                 reply = fs_server_approved_stat_json (d->server, name, path, &error);
                 cJSON_Delete (req);
                 return reply ? reply : control_error (error->message);
+        } else if (strcmp (op, "undo") == 0) {
+                /* The person undoes changes (fs-undo.c): between two guest requests. */
+                reply = control_undo (d, req, &error);
+                cJSON_Delete (req);
+                return reply ? reply : control_error (error->message);
+        } else if (strcmp (op, "keep-all") == 0) {
+                ok = fs_server_keep_all (d->server, &error);
+                cJSON_Delete (req);
+                if (!ok)
+                        return control_error (error->message);
+                reply = cJSON_CreateObject ();
+                cJSON_AddBoolToObject (reply, "ok", 1);
+                return reply;
         } else if (strcmp (op, "approved-delete") == 0 && name && path && id) {
                 ok = fs_server_approved_delete (d->server, name, path, id, &error);
         } else if (strcmp (op, "set-mode") == 0 && name) {

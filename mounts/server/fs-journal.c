@@ -21,8 +21,11 @@
 #define MAX_FILE ((goffset) 256 << 20)
 
 static const char *const type_names[] = {
-        [FS_JOURNAL_KEEP] = "keep",     [FS_JOURNAL_ADD] = "add",   [FS_JOURNAL_DELETE] = "delete",
-        [FS_JOURNAL_RENAME] = "rename", [FS_JOURNAL_META] = "meta",
+        [FS_JOURNAL_KEEP] = "keep",     [FS_JOURNAL_ADD] = "add",
+        [FS_JOURNAL_DELETE] = "delete", [FS_JOURNAL_RENAME] = "rename",
+        [FS_JOURNAL_META] = "meta",     [FS_JOURNAL_WROTE] = "wrote",
+        [FS_JOURNAL_UNDONE] = "undone", [FS_JOURNAL_SHARE] = "share",
+        [FS_JOURNAL_TIMES] = "times",
 };
 
 void
@@ -35,6 +38,7 @@ fs_journal_record_free (FsJournalRecord *rec)
         g_free (rec->to);
         g_free (rec->copy);
         g_free (rec->lost);
+        g_free (rec->folder);
         g_free (rec);
 }
 
@@ -83,7 +87,10 @@ fs_journal_format (const FsJournalRecord *rec)
 
         cJSON_AddStringToObject (o, "t", type_names[rec->type]);
         cJSON_AddStringToObject (o, "share", rec->share);
-        cJSON_AddStringToObject (o, "path", rec->path);
+        if (rec->path)
+                cJSON_AddStringToObject (o, "path", rec->path);
+        if (rec->folder)
+                cJSON_AddStringToObject (o, "folder", rec->folder);
         if (rec->to)
                 cJSON_AddStringToObject (o, "to", rec->to);
         if (rec->exchange)
@@ -102,7 +109,8 @@ fs_journal_format (const FsJournalRecord *rec)
                 add_int (o, "mtime", rec->mtime);
                 add_int (o, "mtime_ns", rec->mtime_ns);
         }
-        if (rec->type == FS_JOURNAL_KEEP || rec->type == FS_JOURNAL_DELETE)
+        if (rec->type == FS_JOURNAL_KEEP || rec->type == FS_JOURNAL_DELETE ||
+            rec->type == FS_JOURNAL_WROTE)
                 add_int (o, "size", (int64_t) rec->size);
         add_int (o, "time", rec->time);
         text = cJSON_PrintUnformatted (o);
@@ -244,17 +252,24 @@ parse_fields (cJSON *o, FsJournalRecord *rec, GError **error)
         if (i == G_N_ELEMENTS (type_names))
                 return bad (error, "unknown record type");
         rec->type = (FsJournalType) i;
+        /* A share line names a folder; every other line one path in one share. */
         if (!get_string (o, "share", true, &rec->share, error) ||
-            !get_string (o, "path", true, &rec->path, error) ||
+            !get_string (o, "path", rec->type != FS_JOURNAL_SHARE, &rec->path, error) ||
+            !get_string (o, "folder", rec->type == FS_JOURNAL_SHARE, &rec->folder, error) ||
             !get_string (o, "to", rec->type == FS_JOURNAL_RENAME, &rec->to, error) ||
             !get_string (o, "copy", false, &rec->copy, error) ||
             !get_string (o, "lost", false, &rec->lost, error) ||
             !get_kind (o, "kind", &rec->kind, error) ||
             !get_kind (o, "replaced", &rec->replaced, error))
                 return FALSE;
+        if (rec->type == FS_JOURNAL_SHARE &&
+            (rec->path || rec->folder[0] != '/' || strlen (rec->folder) >= MAX_PATH))
+                return bad (error, "a share line without one absolute folder");
+        if (rec->type != FS_JOURNAL_SHARE && rec->folder)
+                return bad (error, "a folder on a line that is not a share's");
         if (!share_valid (rec->share))
                 return bad (error, "not a share name");
-        if (!rel_path_valid (rec->path) || (rec->to && !rel_path_valid (rec->to)))
+        if ((rec->path && !rel_path_valid (rec->path)) || (rec->to && !rel_path_valid (rec->to)))
                 return bad (error, "not a path in a share");
         if (rec->copy && (!copy_valid (rec->copy) || rec->type != FS_JOURNAL_KEEP))
                 return bad (error, "not a kept copy's name");
@@ -277,6 +292,8 @@ parse_fields (cJSON *o, FsJournalRecord *rec, GError **error)
             !get_int (o, "mtime_ns", 0, 999999999, &present, &n, error))
                 return FALSE;
         rec->mtime_ns = (uint32_t) n;
+        if ((rec->type == FS_JOURNAL_WROTE || rec->type == FS_JOURNAL_TIMES) && !rec->has_mtime)
+                return bad (error, "a time change without the time");
         n = 0;
         if (!get_int (o, "size", 0, MAX_EXACT, NULL, &n, error))
                 return FALSE;
@@ -467,6 +484,18 @@ ensure_open (FsJournal *j)
 }
 
 int
+fs_journal_empty (FsJournal *j)
+{
+        int r = ensure_open (j);
+
+        if (r < 0)
+                return r;
+        if (ftruncate (j->fd, 0) < 0 || fdatasync (j->fd) < 0)
+                return -errno;
+        return 0;
+}
+
+int
 fs_journal_append (FsJournal *j, FsJournalRecord *rec, bool sync)
 {
         g_autofree char *line = NULL;
@@ -508,12 +537,16 @@ typedef struct {
         char *origin; /* the path it had when the task began; NULL: made in this task */
         char type;
         char *copy, *lost;
-        bool content, mode_changed;
+        bool content, mode_changed, time_changed;
         bool has_mode, has_mtime;
         uint32_t mode;
         int64_t mtime;
         uint32_t mtime_ns;
         uint64_t size;
+        bool has_after;
+        uint64_t after_size;
+        int64_t after_mtime;
+        uint32_t after_mtime_ns;
 } Entry;
 
 static void
@@ -763,6 +796,51 @@ fold_meta (Fold *f, const FsJournalRecord *r)
         e->mode_changed = true;
 }
 
+static void
+fold_times (Fold *f, const FsJournalRecord *r)
+{
+        Entry *e = get_or_original (f, r->share, r->path, 'f');
+
+        if (!e->origin)
+                return;
+        if (!e->has_mtime) {
+                e->has_mtime = true;
+                e->mtime = r->mtime;
+                e->mtime_ns = r->mtime_ns;
+        }
+        e->time_changed = true;
+}
+
+static void
+fold_wrote (Fold *f, const FsJournalRecord *r)
+{
+        Entry *e = get_or_original (f, r->share, r->path, 'f');
+
+        e->has_after = true;
+        e->after_size = r->size;
+        e->after_mtime = r->mtime;
+        e->after_mtime_ns = r->mtime_ns;
+}
+
+/* The person undid the change listed at this path: it is as it was (for a rename, back where
+ * it was; for a delete, there again). */
+static void
+fold_undone (Fold *f, const FsJournalRecord *r)
+{
+        g_autofree char *key = key_of (r->share, r->path);
+        Entry *e = take (f, key);
+
+        if (e && e->type == 'd' && e->origin && !g_str_equal (e->origin, r->path))
+                move_beneath (f, r->share, r->path, e->origin);
+        if (e)
+                entry_free (e);
+        for (guint i = f->deleted->len; i > 0; i--) {
+                const FsJournalChange *c = f->deleted->pdata[i - 1];
+                if (g_str_equal (c->share, r->share) && g_str_equal (c->path, r->path))
+                        g_ptr_array_remove_index (f->deleted, i - 1);
+        }
+}
+
 static FsJournalChange *
 change_from_entry (const char *key, Entry *e)
 {
@@ -771,7 +849,8 @@ change_from_entry (const char *key, Entry *e)
         const char *path = slash + 1;
         FsJournalChange *c;
 
-        if (e->origin && g_str_equal (e->origin, path) && !e->content && !e->mode_changed)
+        if (e->origin && g_str_equal (e->origin, path) && !e->content && !e->mode_changed &&
+            !e->time_changed)
                 return NULL;
         c = g_new0 (FsJournalChange, 1);
         c->share = g_steal_pointer (&share);
@@ -789,12 +868,17 @@ change_from_entry (const char *key, Entry *e)
         c->lost = g_strdup (e->lost);
         c->content_changed = e->content;
         c->mode_changed = e->mode_changed;
+        c->time_changed = e->time_changed && !e->content;
         c->has_mode = e->has_mode;
         c->mode = e->mode;
         c->has_mtime = e->has_mtime;
         c->mtime = e->mtime;
         c->mtime_ns = e->mtime_ns;
         c->size = e->size;
+        c->has_after = e->has_after;
+        c->after_size = e->after_size;
+        c->after_mtime = e->after_mtime;
+        c->after_mtime_ns = e->after_mtime_ns;
         return c;
 }
 
@@ -871,6 +955,17 @@ fs_journal_changes (GPtrArray *records)
                 case FS_JOURNAL_META:
                         fold_meta (&f, r);
                         break;
+                case FS_JOURNAL_WROTE:
+                        fold_wrote (&f, r);
+                        break;
+                case FS_JOURNAL_UNDONE:
+                        fold_undone (&f, r);
+                        break;
+                case FS_JOURNAL_TIMES:
+                        fold_times (&f, r);
+                        break;
+                case FS_JOURNAL_SHARE:
+                        break;
                 }
         }
         g_hash_table_iter_init (&iter, f.now);
@@ -899,4 +994,17 @@ fs_journal_change_kind_name (FsJournalChangeKind kind)
                 return "deleted";
         }
         return "changed";
+}
+
+GHashTable *
+fs_journal_share_folders (GPtrArray *records)
+{
+        GHashTable *folders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+
+        for (guint i = 0; i < records->len; i++) {
+                const FsJournalRecord *r = records->pdata[i];
+                if (r->type == FS_JOURNAL_SHARE)
+                        g_hash_table_replace (folders, g_strdup (r->share), g_strdup (r->folder));
+        }
+        return folders;
 }

@@ -11,10 +11,20 @@
  *    "replaced":"file","time":…}
  *   {"t":"delete","share":"notes","path":"old.txt","kind":"file","mode":420,…}
  *   {"t":"meta","share":"notes","path":"run.sh","mode":420,"time":…}
+ *   {"t":"wrote","share":"notes","path":"a.txt","size":20,"mtime":…,"mtime_ns":…,"time":…}
+ *   {"t":"undone","share":"notes","path":"a.txt","time":…}
+ *   {"t":"share","share":"notes","folder":"/home/ada/Notes","time":…}
+ *   {"t":"times","share":"notes","path":"a.txt","mtime":…,"mtime_ns":…,"time":…}
  *
  * "keep" comes before the first change to a file that existed (its content, mode and time as
  * they were); without "copy" it names why there is none ("lost": "budget", "too-large") and
- * that change cannot be undone. "meta" keeps a mode before its first change. Lines are
+ * that change cannot be undone. "meta" keeps a mode before its first change, "times" a file's
+ * modification time before one changes it without changing its content. "wrote" is a file's
+ * size and time after the guest wrote it (so that an undo notices a change made on the host
+ * since). "undone" says the person undid the change listed at that path. "share" names the
+ * folder on this computer a share was, before the first line about it from each server (so
+ * that changes can be undone after the VM is removed). When the person keeps or undoes every
+ * change, the journal is emptied. Lines are
  * appended whole with one write(), a "keep" line is synced before the change it precedes, and
  * a reader ignores a last line cut short by a crash: after a kill -9 at any point the journal
  * reads, and every file is whole either in its share or in its kept copy.
@@ -40,12 +50,17 @@ typedef enum {
         FS_JOURNAL_DELETE,
         FS_JOURNAL_RENAME,
         FS_JOURNAL_META,
+        FS_JOURNAL_WROTE,
+        FS_JOURNAL_UNDONE,
+        FS_JOURNAL_SHARE,
+        FS_JOURNAL_TIMES,
 } FsJournalType;
 
 typedef struct {
         FsJournalType type;
         char *share;
-        char *path;
+        char *path; /* NULL for share */
+        char *folder; /* share: the absolute path of the share's folder */
         char *to; /* rename */
         char *copy; /* keep: relative to the keep folder; NULL when none was made */
         char *lost; /* keep without a copy: why */
@@ -86,6 +101,8 @@ void fs_journal_close (FsJournal *j);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsJournal, fs_journal_close)
 /* Appends rec (its time set here); sync: on disk before this returns. 0 or -errno. */
 int fs_journal_append (FsJournal *j, FsJournalRecord *rec, bool sync);
+/* Empties the journal (every change kept or undone), synced. 0 or -errno. */
+int fs_journal_empty (FsJournal *j);
 
 /* What changed ------------------------------------------------------------------------------- */
 
@@ -107,12 +124,18 @@ typedef struct {
         char type; /* 'f', 'd', 'l' */
         bool content_changed;
         bool mode_changed;
+        bool time_changed; /* only its modification time (a touch) */
         bool has_mode;
         uint32_t mode; /* the original mode */
         bool has_mtime;
         int64_t mtime;
         uint32_t mtime_ns;
         uint64_t size; /* the original size (kept or deleted files) */
+        /* The file as the guest last left it (its last "wrote"), to notice a change since. */
+        bool has_after;
+        uint64_t after_size;
+        int64_t after_mtime;
+        uint32_t after_mtime_ns;
 } FsJournalChange;
 
 void fs_journal_change_free (FsJournalChange *c);
@@ -122,3 +145,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsJournalChange, fs_journal_change_free)
  * one modified file. */
 GPtrArray *fs_journal_changes (GPtrArray *records);
 const char *fs_journal_change_kind_name (FsJournalChangeKind kind);
+/* The folder each share was, from the records' "share" lines (the last one wins): share name
+ * -> absolute path. */
+GHashTable *fs_journal_share_folders (GPtrArray *records);

@@ -45,6 +45,7 @@ fs_keep_clear (FsServer *s)
         g_clear_pointer (&s->keep_last, g_hash_table_unref);
         g_clear_pointer (&s->keep_made, g_hash_table_unref);
         g_clear_pointer (&s->keep_changed, g_hash_table_unref);
+        g_clear_pointer (&s->journal_shares, g_hash_table_unref);
 }
 
 /* What one copy costs the quota: its blocks, and one more for the inode and name, so that
@@ -201,6 +202,27 @@ copy_to (int in, const char *dest)
         return r;
 }
 
+/* Appends rec about share, after a line naming the share's folder if this server has not
+ * written one yet (the journal then says where to undo, even once the VM is gone). */
+static int
+journal_write (FsServer *s, FsShare *share, FsJournalRecord *rec, bool sync)
+{
+        if (!s->journal_shares)
+                s->journal_shares = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+        if (!g_hash_table_contains (s->journal_shares, share->name) ||
+            !g_str_equal (g_hash_table_lookup (s->journal_shares, share->name), share->host_path)) {
+                FsJournalRecord line = { .type = FS_JOURNAL_SHARE,
+                                         .share = share->name,
+                                         .folder = share->host_path };
+                int r = fs_journal_append (s->journal, &line, false);
+                if (r < 0)
+                        return r;
+                g_hash_table_replace (s->journal_shares, g_strdup (share->name),
+                                      g_strdup (share->host_path));
+        }
+        return fs_journal_append (s->journal, rec, sync);
+}
+
 static void
 audit_keep (FsServer *s, FsShare *share, const char *audit_path, const char *dest, off_t size)
 {
@@ -243,7 +265,7 @@ journal_keep (FsServer *s,
                 return;
         if (copy && dlen && strncmp (copy, s->keep_dir, dlen) == 0 && copy[dlen] == '/')
                 rec.copy = (char *) copy + dlen + 1;
-        r = fs_journal_append (s->journal, &rec, true);
+        r = journal_write (s, share, &rec, true);
         if (r < 0)
                 g_warning ("cannot write the change journal: %s", g_strerror (-r));
 }
@@ -460,9 +482,37 @@ fs_keep_note (FsServer *s,
                 rec.mtime_ns = (uint32_t) st->st_mtim.tv_nsec;
                 rec.size = (uint64_t) st->st_size;
         }
-        if (type == FS_JOURNAL_META && st && seen (s->keep_made, st))
-                return; /* made in this task: its first mode is no one's */
-        r = fs_journal_append (s->journal, &rec, false);
+        if (st && type == FS_JOURNAL_TIMES) {
+                rec.kind = 0;
+                rec.has_mtime = true;
+                rec.mtime = st->st_mtim.tv_sec;
+                rec.mtime_ns = (uint32_t) st->st_mtim.tv_nsec;
+                rec.size = (uint64_t) st->st_size;
+        }
+        if ((type == FS_JOURNAL_META || type == FS_JOURNAL_TIMES) && st && seen (s->keep_made, st))
+                return; /* made in this task: its first mode and time are no one's */
+        r = journal_write (s, share, &rec, false);
+        if (r < 0)
+                g_warning ("cannot write the change journal: %s", g_strerror (-r));
+}
+
+void
+fs_keep_note_wrote (FsServer *s, FsShare *share, const char *path, const struct stat *st)
+{
+        FsJournalRecord rec = {
+                .type = FS_JOURNAL_WROTE,
+                .share = share->name,
+                .path = (char *) path,
+                .size = (uint64_t) st->st_size,
+                .has_mtime = true,
+                .mtime = st->st_mtim.tv_sec,
+                .mtime_ns = (uint32_t) st->st_mtim.tv_nsec,
+        };
+        int r;
+
+        if (!s->journal || !S_ISREG (st->st_mode))
+                return;
+        r = journal_write (s, share, &rec, false);
         if (r < 0)
                 g_warning ("cannot write the change journal: %s", g_strerror (-r));
 }

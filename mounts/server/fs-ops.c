@@ -768,11 +768,21 @@ op_setattr (FsCtx *ctx)
         if (set->valid & FS_SET_SIZE)
                 ctx->size = (int64_t) set->size;
 
+        /* The journal has the mode and time as they were before they change (for undo). */
+        if ((set->valid & FS_SET_MODE) && (st.st_mode & 07777) != clean_mode (set->mode))
+                fs_keep_note (ctx->s, FS_JOURNAL_META, node->share, path, NULL, &st, NULL, false);
+        if (S_ISREG (st.st_mode) &&
+            ((set->valid & (FS_SET_MTIME | FS_SET_MTIME_NOW)) ||
+             ((set->valid & FS_SET_SIZE) && set->size == (uint64_t) st.st_size)))
+                fs_keep_note (ctx->s, FS_JOURNAL_TIMES, node->share, path, NULL, &st, NULL, false);
         r = setattr_apply (ctx, node, fd, &st);
         if (r < 0)
                 return r;
-        if ((set->valid & FS_SET_MODE) && (st.st_mode & 07777) != clean_mode (set->mode))
-                fs_keep_note (ctx->s, FS_JOURNAL_META, node->share, path, NULL, &st, NULL, false);
+        if (set->valid & (FS_SET_SIZE | FS_SET_MTIME | FS_SET_MTIME_NOW)) {
+                struct stat after;
+                if (fstat (fd, &after) == 0)
+                        fs_keep_note_wrote (ctx->s, node->share, path, &after);
+        }
         return reply_attr (ctx, fd);
 }
 
@@ -868,6 +878,7 @@ open_existing (FsCtx *ctx, FsNode *node, uint32_t wire_flags, FsHandle **ret)
         if (wire_flags & FS_O_TRUNC) {
                 ctx->audit_op = "truncate";
                 ctx->size = 0;
+                h->truncated = true;
         }
         fs_write_u64 (ctx->w, h->id);
         fs_write_u32 (ctx->w, keep_cache_flags (node, &st));
@@ -1052,18 +1063,25 @@ op_release (FsCtx *ctx)
                 return -EBADF;
         if ((ctx->q->op == FS_OP_RELEASEDIR) != h->is_dir)
                 return -EBADF;
-        if (h->written > 0) {
+        if (h->written > 0 || h->truncated) {
                 char path[FS_MAX_PATH];
                 struct stat st;
+                bool have_path = h->node && fs_node_path (h->node, path, sizeof path) == 0;
+                bool have_st = fstat (h->fd, &st) == 0;
 
-                /* Closing the handle may drop the share's last reference (it was removed):
-                 * the audit line still names it. */
-                ctx->share = h->share;
-                ctx->share_hold = fs_share_ref (h->share);
-                ctx->audit_op = "write";
-                if (h->node && fs_node_path (h->node, path, sizeof path) == 0)
-                        ctx->path = g_strdup (path);
-                ctx->size = fstat (h->fd, &st) == 0 ? st.st_size : (int64_t) h->written;
+                /* The journal: the file as the guest left it (undo notices a change since). */
+                if (have_path && have_st && !h->share->removed)
+                        fs_keep_note_wrote (ctx->s, h->share, path, &st);
+                if (h->written > 0) {
+                        /* Closing the handle may drop the share's last reference (it was
+                         * removed): the audit line still names it. */
+                        ctx->share = h->share;
+                        ctx->share_hold = fs_share_ref (h->share);
+                        ctx->audit_op = "write";
+                        if (have_path)
+                                ctx->path = g_strdup (path);
+                        ctx->size = have_st ? st.st_size : (int64_t) h->written;
+                }
         }
         fs_handle_close (ctx->s, h);
         return 0;

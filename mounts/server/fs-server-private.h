@@ -62,6 +62,7 @@ typedef struct {
         bool is_dir;
         bool can_read, can_write;
         uint64_t written; /* bytes written, logged at release */
+        bool truncated; /* opened with O_TRUNC: changed even with nothing written */
         int64_t dir_pos; /* directory position (d_off of the last entry returned) */
 } FsHandle;
 
@@ -82,6 +83,7 @@ struct _FsServer {
         GHashTable *keep_last; /* "share/path" -> the path of its latest kept copy */
         GHashTable *keep_made; /* "dev:ino" of the files this server created */
         GHashTable *keep_changed; /* "dev:ino" of the files kept before their first change */
+        GHashTable *journal_shares; /* share name -> folder the journal has named */
         char **policy_protected; /* patterns every share gets */
         char **policy_hidden;
         GArray *own_dirs; /* FsDirId: Corral's own folders and the keychain's, never shared */
@@ -211,6 +213,9 @@ void fs_keep_note (FsServer *s,
                    const struct stat *replaced,
                    bool exchange);
 void fs_keep_note_made (FsServer *s, const struct stat *st);
+/* A journal line with the file's size and time as the guest left it (st: after the change),
+ * so that an undo can tell whether it changed on the host since. */
+void fs_keep_note_wrote (FsServer *s, FsShare *share, const char *path, const struct stat *st);
 /* The keep quota per VM and the free space to leave on its disk, in bytes (0: the default). */
 void fs_keep_set_limits (FsServer *s, uint64_t quota, uint64_t min_free);
 /* Frees what fs-keep.c remembers (fs_server_free). */

@@ -120,3 +120,27 @@ gboolean fs_server_approved_delete (FsServer *s,
                                     const char *path,
                                     const char *expected_id,
                                     GError **error);
+
+/* Undo and keep (fs-undo.c) --------------------------------------------------------------------- */
+
+/* What became of one change the person asked to undo. */
+typedef struct {
+        char *share;
+        char *path; /* as the changes list it */
+        char *problem; /* NULL: undone; else why it is as it was, a sentence */
+        gboolean changed_since; /* the problem: it changed on this computer since */
+} FsUndoOutcome;
+
+void fs_undo_outcome_free (FsUndoOutcome *o);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsUndoOutcome, fs_undo_outcome_free)
+
+/* Undoes changes from the journal in the server's keep folder (fs-journal.h): which lists them
+ * as "SHARE/PATH" the way fs_journal_changes() names them (NULL: every change). Each is undone
+ * whole or left as it is with the reason; a file that changed on this computer after the
+ * guest last wrote it is left unless force. When no change is left the journal is emptied and
+ * the originals removed. Returns one outcome per change (FsUndoOutcome); NULL with an error
+ * when the journal cannot be read or which names a change that is not listed. */
+GPtrArray *fs_server_undo (FsServer *s, const char *const *which, gboolean force, GError **error);
+
+/* The person keeps every change: the journal is emptied and the originals it names removed. */
+gboolean fs_server_keep_all (FsServer *s, GError **error);

@@ -182,6 +182,18 @@ test_tools (Fixture *f, gconstpointer data)
         g_assert_cmpint (cJSON_GetArraySize (cJSON_GetObjectItem (
                                  cJSON_GetObjectItem (list, "result"), "tools")),
                          ==, 5);
+        /* Only the person undoes or keeps what the assistant changed (SECURITY.md F22). */
+        {
+                const cJSON *tool;
+                cJSON_ArrayForEach (
+                        tool, cJSON_GetObjectItem (cJSON_GetObjectItem (list, "result"), "tools")) {
+                        const char *name =
+                                cJSON_GetStringValue (cJSON_GetObjectItem (tool, "name"));
+                        g_assert_nonnull (name);
+                        g_assert_null (strstr (name, "undo"));
+                        g_assert_null (strstr (name, "keep"));
+                }
+        }
         exec = request (f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
                            "{\"name\":\"exec\",\"arguments\":{\"argv\":[\"echo\",\"a\\nb\"]}}}");
         text = tool_text (exec, &is_error);

@@ -169,6 +169,13 @@ test_bad_lines (void)
                 "{\"t\":\"keep\",\"share\":\"s\",\"path\":\"x\",\"copy\":\"s/"
                 "x\",\"lost\":\"budget\","
                 "\"size\":1,\"time\":1}",
+                "{\"t\":\"share\",\"share\":\"s\",\"time\":1}",
+                "{\"t\":\"share\",\"share\":\"s\",\"folder\":\"home/x\",\"time\":1}",
+                "{\"t\":\"share\",\"share\":\"s\",\"path\":\"a\",\"folder\":\"/x\",\"time\":1}",
+                "{\"t\":\"add\",\"share\":\"s\",\"path\":\"a\",\"folder\":\"/x\",\"time\":1}",
+                "{\"t\":\"wrote\",\"share\":\"s\",\"path\":\"a\",\"size\":1,\"time\":1}",
+                "{\"t\":\"times\",\"share\":\"s\",\"path\":\"a\",\"time\":1}",
+                "{\"t\":\"undone\",\"share\":\"s\",\"time\":1}",
         };
 
         for (guint i = 0; i < G_N_ELEMENTS (lines); i++) {
@@ -335,6 +342,69 @@ test_fold_lost (void)
         g_assert_cmpstr (d, ==, "modified notes/big.iso (lost: budget)");
 }
 
+/* The person undid changes: they are no longer listed; a folder put back carries what the
+ * journal lists beneath it back too. */
+static void
+test_fold_undone (void)
+{
+        g_autoptr (GPtrArray) r = records_new ();
+        g_autofree char *d = NULL;
+
+        g_ptr_array_add (r, keep_new ("a.txt", "notes/1-a.txt", 5));
+        g_ptr_array_add (r, kind_new (FS_JOURNAL_ADD, "new.txt", NULL, 'f'));
+        g_ptr_array_add (r, keep_new ("old.txt", "notes/2-old.txt", 9));
+        g_ptr_array_add (r, kind_new (FS_JOURNAL_DELETE, "old.txt", NULL, 'f'));
+        g_ptr_array_add (r, keep_new ("src/m.c", "notes/3-m.c", 2));
+        g_ptr_array_add (r, kind_new (FS_JOURNAL_RENAME, "src", "lib", 'd'));
+        g_ptr_array_add (r, rec_new (FS_JOURNAL_UNDONE, "a.txt", NULL));
+        g_ptr_array_add (r, rec_new (FS_JOURNAL_UNDONE, "new.txt", NULL));
+        g_ptr_array_add (r, rec_new (FS_JOURNAL_UNDONE, "old.txt", NULL));
+        g_ptr_array_add (r, rec_new (FS_JOURNAL_UNDONE, "lib", NULL));
+        d = fold_describe (r);
+        g_assert_cmpstr (d, ==, "modified notes/src/m.c [notes/3-m.c]");
+}
+
+/* "wrote" is the file as the guest left it; "times" a date changed alone; "share" the folder. */
+static void
+test_fold_after_and_times (void)
+{
+        g_autoptr (GPtrArray) r = records_new ();
+        g_autoptr (GPtrArray) changes = NULL;
+        g_autoptr (GHashTable) folders = NULL;
+        FsJournalRecord *w, *t, *sh;
+        const FsJournalChange *a, *b;
+
+        sh = rec_new (FS_JOURNAL_SHARE, NULL, NULL);
+        sh->folder = g_strdup ("/home/ada/Notes");
+        g_ptr_array_add (r, sh);
+        g_ptr_array_add (r, keep_new ("a.txt", "notes/1-a.txt", 5));
+        w = rec_new (FS_JOURNAL_WROTE, "a.txt", NULL);
+        w->size = 12;
+        w->has_mtime = true;
+        w->mtime = 1764900001;
+        w->mtime_ns = 7;
+        g_ptr_array_add (r, w);
+        t = rec_new (FS_JOURNAL_TIMES, "b.txt", NULL);
+        t->has_mtime = true;
+        t->mtime = 1700000000;
+        g_ptr_array_add (r, t);
+        changes = fs_journal_changes (r);
+        g_assert_cmpuint (changes->len, ==, 2);
+        a = changes->pdata[0];
+        b = changes->pdata[1];
+        g_assert_true (a->has_after);
+        g_assert_cmpuint (a->after_size, ==, 12);
+        g_assert_cmpint (a->after_mtime, ==, 1764900001);
+        g_assert_cmpuint (a->after_mtime_ns, ==, 7);
+        g_assert_false (a->time_changed);
+        g_assert_cmpint (b->kind, ==, FS_JOURNAL_MODIFIED);
+        g_assert_true (b->time_changed);
+        g_assert_false (b->content_changed);
+        g_assert_cmpint (b->mtime, ==, 1700000000);
+        folders = fs_journal_share_folders (r);
+        g_assert_cmpstr (g_hash_table_lookup (folders, "notes"), ==, "/home/ada/Notes");
+}
+
 static void
 test_writer (void)
 {
@@ -397,6 +467,8 @@ main (int argc, char **argv)
         g_test_add_func ("/fs-journal/fold/folder-rename", test_fold_folder_rename);
         g_test_add_func ("/fs-journal/fold/swap", test_fold_swap);
         g_test_add_func ("/fs-journal/fold/lost", test_fold_lost);
+        g_test_add_func ("/fs-journal/fold/undone", test_fold_undone);
+        g_test_add_func ("/fs-journal/fold/after-and-times", test_fold_after_and_times);
         g_test_add_func ("/fs-journal/writer", test_writer);
         return g_test_run ();
 }
