@@ -1,7 +1,8 @@
-/* corralctl-changes.c — `corralctl changes VM [--json]` (see the header).
+/* corralctl-changes.c — `corralctl changes|diff|undo|keep VM` (see the header).
  *
- * Reads STATE/kept/VM/changes.jsonl, which outlives the VM: the changes of a removed VM are
- * still listed (its shares' folders are then unknown, and sizes now are left out).
+ * Reads STATE/kept/VM/changes.jsonl, which outlives the VM: a removed VM's changes can still be
+ * listed, compared and undone (the journal names each share's folder). Only the person undoes:
+ * the assistant's tools offer none of this.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -19,13 +20,15 @@
 
 typedef struct {
         char *vm_dir;
-        GHashTable *folders; /* share name -> folder on this computer (when the VM is there) */
+        GPtrArray *changes; /* FsJournalChange */
+        GHashTable *folders; /* share name -> its folder on this computer (from the journal) */
 } Task;
 
 static void
 task_clear (Task *t)
 {
         g_free (t->vm_dir);
+        g_clear_pointer (&t->changes, g_ptr_array_unref);
         g_clear_pointer (&t->folders, g_hash_table_unref);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Task, task_clear)
@@ -45,35 +48,34 @@ task_open (Task *t, const char *vm, GError **error)
         }
         t->vm_dir = g_build_filename (sel->state_dir, "vms", vm, NULL);
         kept = corral_shares_kept_dir (t->vm_dir);
-        t->folders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-        if (g_file_test (t->vm_dir, G_FILE_TEST_IS_DIR)) {
-                g_autoptr (GPtrArray) shares = corral_shares_list (t->vm_dir, error);
-
-                if (!shares)
-                        return FALSE;
-                for (guint i = 0; i < shares->len; i++) {
-                        const CorralShare *s = shares->pdata[i];
-                        g_hash_table_insert (t->folders, g_strdup (s->name), g_strdup (s->path));
-                }
-        } else if (!g_file_test (kept, G_FILE_TEST_IS_DIR)) {
+        if (!g_file_test (t->vm_dir, G_FILE_TEST_IS_DIR) &&
+            !g_file_test (kept, G_FILE_TEST_IS_DIR)) {
                 g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
                              _ ("There is no VM named “%s” (see “corralctl vm ls”)"), vm);
                 return FALSE;
         }
-        return TRUE;
+        t->changes = corral_shares_changes (t->vm_dir, &t->folders, error);
+        return t->changes != NULL;
+}
+
+/* The file a change names now on this computer, or NULL (its share's folder is not known). */
+static char *
+path_now (const Task *t, const FsJournalChange *c)
+{
+        const char *folder = g_hash_table_lookup (t->folders, c->share);
+
+        return folder ? g_build_filename (folder, c->path, NULL) : NULL;
 }
 
 /* The file's size now, or -1 when it is not there or its share is not known. */
 static gint64
 size_now (const Task *t, const FsJournalChange *c)
 {
-        const char *folder = g_hash_table_lookup (t->folders, c->share);
-        g_autofree char *path = NULL;
+        g_autofree char *path = path_now (t, c);
         struct stat st;
 
-        if (!folder || c->kind == FS_JOURNAL_DELETED)
+        if (!path || c->kind == FS_JOURNAL_DELETED)
                 return -1;
-        path = g_build_filename (folder, c->path, NULL);
         if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode))
                 return -1;
         return st.st_size;
@@ -112,6 +114,7 @@ change_json (const Task *t, const FsJournalChange *c)
                 cJSON_AddStringToObject (o, "folder", folder);
         cJSON_AddBoolToObject (o, "content_changed", c->content_changed);
         cJSON_AddBoolToObject (o, "mode_changed", c->mode_changed);
+        cJSON_AddBoolToObject (o, "time_changed", c->time_changed);
         if (c->copy || c->kind == FS_JOURNAL_DELETED || c->lost)
                 cJSON_AddNumberToObject (o, "size_before", (double) c->size);
         if (now >= 0)
@@ -150,48 +153,204 @@ print_change (const Task *t, const FsJournalChange *c)
         }
         if (c->mode_changed)
                 g_string_append_printf (what, _ ("  permissions were %04o"), c->mode);
+        if (c->time_changed)
+                g_string_append (what, _ ("  only its date changed"));
         g_print ("%-9s %s%s\n", fs_journal_change_kind_name (c->kind), name, what->str);
         g_string_free (what, TRUE);
 }
 
-int
-corralctl_changes_main (int argc, char **argv)
+static int
+report (GError *error)
 {
-        gboolean json = FALSE;
-        const GOptionEntry entries[] = { { "json", 0, 0, G_OPTION_ARG_NONE, &json,
-                                           N_ ("Print the changes as JSON"), NULL },
-                                         G_OPTION_ENTRY_NULL };
-        g_autoptr (GError) error = NULL;
-        g_autoptr (GPtrArray) changes = NULL;
-        g_auto (Task) task = { 0 };
+        g_printerr ("corralctl: %s\n", error->message);
+        return CORRALCTL_EXIT_USAGE;
+}
 
-        if (!corralctl_options_parse ("changes", "VM",
-                                      _ ("List what the assistant changed in a VM’s shared "
-                                         "folders, with the originals kept for undo"),
-                                      entries, &argc, &argv))
-                return CORRALCTL_EXIT_USAGE;
-        if (argc != 2)
-                return corralctl_usage_error ("changes", "VM");
-        if (!task_open (&task, argv[1], &error) ||
-            !(changes = corral_shares_changes (task.vm_dir, &error))) {
-                g_printerr ("corralctl: %s\n", error->message);
-                return CORRALCTL_EXIT_USAGE;
-        }
+static int
+cmd_changes (const Task *t, const char *vm, gboolean json)
+{
+        GPtrArray *changes = t->changes;
+
         if (json) {
                 g_autoptr (cJSON) list = cJSON_CreateArray ();
                 g_autofree char *text = NULL;
 
                 for (guint i = 0; i < changes->len; i++)
-                        cJSON_AddItemToArray (list, change_json (&task, changes->pdata[i]));
+                        cJSON_AddItemToArray (list, change_json (t, changes->pdata[i]));
                 text = cJSON_Print (list);
                 g_print ("%s\n", text);
                 return 0;
         }
         if (changes->len == 0) {
-                g_print (_ ("No changes in %s’s shared folders.\n"), argv[1]);
+                g_print (_ ("No changes in %s’s shared folders.\n"), vm);
                 return 0;
         }
         for (guint i = 0; i < changes->len; i++)
-                print_change (&task, changes->pdata[i]);
+                print_change (t, changes->pdata[i]);
         return 0;
+}
+
+static gboolean
+named (const FsJournalChange *c, char **which)
+{
+        g_autofree char *key = g_strconcat (c->share, "/", c->path, NULL);
+
+        return !which || !which[0] || g_strv_contains ((const char *const *) which, key);
+}
+
+/* One change as `diff -u` shows it: the original (kept copy, or nothing for a file that was
+ * added or empty) against the file now (nothing for a deleted one). */
+static void
+diff_one (const Task *t, const FsJournalChange *c)
+{
+        g_autofree char *kept = corral_shares_kept_dir (t->vm_dir);
+        g_autofree char *before =
+                c->copy ? g_build_filename (kept, c->copy, NULL) : g_strdup ("/dev/null");
+        g_autofree char *now =
+                c->kind == FS_JOURNAL_DELETED ? g_strdup ("/dev/null") : path_now (t, c);
+        g_autofree char *label_a =
+                g_strdup_printf ("a/%s/%s", c->share, c->origin ? c->origin : c->path);
+        g_autofree char *label_b = g_strdup_printf ("b/%s/%s", c->share, c->path);
+        const char *argv[] = { "diff",  "-u",   "--label", label_a, "--label",
+                               label_b, before, now,       NULL };
+        g_autoptr (GError) error = NULL;
+        struct stat st;
+
+        if (c->type != 'f' ||
+            (!c->content_changed && c->kind != FS_JOURNAL_ADDED && c->kind != FS_JOURNAL_DELETED))
+                return;
+        if (c->lost) {
+                g_print (_ ("%s/%s: %s\n"), c->share, c->path, lost_reason (c->lost));
+                return;
+        }
+        if (!now) {
+                g_print (_ ("%s/%s: its shared folder is not known any more\n"), c->share, c->path);
+                return;
+        }
+        /* A link or folder the guest left where a file was is said, not followed. */
+        if (!g_str_equal (now, "/dev/null") && (lstat (now, &st) < 0 || !S_ISREG (st.st_mode))) {
+                g_print (_ ("%s/%s: not a file now\n"), c->share, c->path);
+                return;
+        }
+        fflush (stdout);
+        if (!g_spawn_sync (NULL, (char **) argv, NULL,
+                           G_SPAWN_SEARCH_PATH | G_SPAWN_CHILD_INHERITS_STDIN, NULL, NULL, NULL,
+                           NULL, NULL, &error))
+                g_printerr ("corralctl: diff: %s\n", error->message);
+}
+
+static int
+cmd_diff (const Task *t, char **which)
+{
+        for (guint i = 0; which && which[i]; i++) {
+                gboolean found = FALSE;
+                for (guint k = 0; k < t->changes->len && !found; k++)
+                        found = named (t->changes->pdata[k], (char *[]){ which[i], NULL });
+                if (!found) {
+                        g_printerr (_ ("corralctl: “%s” is not among the changes (see "
+                                       "“corralctl changes”)\n"),
+                                    which[i]);
+                        return CORRALCTL_EXIT_USAGE;
+                }
+        }
+        for (guint i = 0; i < t->changes->len; i++)
+                if (named (t->changes->pdata[i], which))
+                        diff_one (t, t->changes->pdata[i]);
+        return 0;
+}
+
+static int
+cmd_undo (const Task *t, char **which, gboolean all, gboolean force)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) outcomes = NULL;
+        guint failed = 0, changed = 0;
+
+        if (all == (which && which[0]))
+                return corralctl_usage_error ("undo", _ ("VM SHARE/PATH... or VM --all"));
+        outcomes = corral_shares_undo (t->vm_dir, all ? NULL : (const char *const *) which, force,
+                                       &error);
+        if (!outcomes)
+                return report (error);
+        for (guint i = 0; i < outcomes->len; i++) {
+                const FsUndoOutcome *o = outcomes->pdata[i];
+
+                if (!o->problem) {
+                        g_print (_ ("undone    %s/%s\n"), o->share, o->path);
+                        continue;
+                }
+                failed++;
+                changed += o->changed_since;
+                g_print (_ ("not undone %s/%s: %s\n"), o->share, o->path, o->problem);
+        }
+        if (outcomes->len == 0)
+                g_print (_ ("There was nothing to undo.\n"));
+        if (changed)
+                g_print (_ ("Files changed on this computer since the assistant changed them are "
+                            "left as they are; “--force” undoes them too (what was done to them "
+                            "on this computer is lost).\n"));
+        return failed ? 1 : 0;
+}
+
+static int
+cmd_keep (const Task *t)
+{
+        g_autoptr (GError) error = NULL;
+        guint n = t->changes->len;
+
+        if (!corral_shares_keep_all (t->vm_dir, &error))
+                return report (error);
+        g_print (g_dngettext (GETTEXT_PACKAGE, "Kept %u change; its original is no longer kept.\n",
+                              "Kept %u changes; their originals are no longer kept.\n", n),
+                 n);
+        return 0;
+}
+
+int
+corralctl_changes_main (int argc, char **argv)
+{
+        gboolean json = FALSE, all = FALSE, force = FALSE;
+        const GOptionEntry changes_entries[] = { { "json", 0, 0, G_OPTION_ARG_NONE, &json,
+                                                   N_ ("Print the changes as JSON"), NULL },
+                                                 G_OPTION_ENTRY_NULL };
+        const GOptionEntry undo_entries[] = {
+                { "all", 0, 0, G_OPTION_ARG_NONE, &all, N_ ("Undo every change"), NULL },
+                { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+                  N_ ("Also undo files changed on this computer since the assistant changed them"),
+                  NULL },
+                G_OPTION_ENTRY_NULL
+        };
+        const char *cmd = argv[0];
+        const char *parameter = g_str_equal (cmd, "changes") || g_str_equal (cmd, "keep") ? "VM"
+                                : g_str_equal (cmd, "diff") ? _ ("VM [SHARE/PATH...]")
+                                                            : _ ("VM SHARE/PATH... | VM --all");
+        const char *summary =
+                g_str_equal (cmd, "changes")
+                        ? _ ("List what the assistant changed in a VM’s shared folders, with the "
+                             "originals kept for undo")
+                : g_str_equal (cmd, "diff")
+                        ? _ ("Show what the assistant changed in files, as a unified diff")
+                : g_str_equal (cmd, "undo")
+                        ? _ ("Put files back as they were before the assistant changed them")
+                        : _ ("Keep every change the assistant made and remove the originals");
+        g_autoptr (GError) error = NULL;
+        g_auto (Task) task = { 0 };
+
+        if (!corralctl_options_parse (cmd, parameter, summary,
+                                      g_str_equal (cmd, "changes") ? changes_entries
+                                      : g_str_equal (cmd, "undo")  ? undo_entries
+                                                                   : NULL,
+                                      &argc, &argv))
+                return CORRALCTL_EXIT_USAGE;
+        if (argc < 2 || (argc != 2 && (g_str_equal (cmd, "changes") || g_str_equal (cmd, "keep"))))
+                return corralctl_usage_error (cmd, parameter);
+        if (!task_open (&task, argv[1], &error))
+                return report (error);
+        if (g_str_equal (cmd, "changes"))
+                return cmd_changes (&task, argv[1], json);
+        if (g_str_equal (cmd, "diff"))
+                return cmd_diff (&task, argv + 2);
+        if (g_str_equal (cmd, "undo"))
+                return cmd_undo (&task, argv + 2, all, force);
+        return cmd_keep (&task);
 }

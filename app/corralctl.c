@@ -611,6 +611,11 @@ usage (FILE *out)
         fprintf (out, "  %-9s %s\n", "net", _ ("Show and change a VM's network policy"));
         fprintf (out, "  %-9s %s\n", "changes",
                  _ ("List what the assistant changed in a VM's shared folders"));
+        fprintf (out, "  %-9s %s\n", "diff", _ ("Show those changes as a unified diff"));
+        fprintf (out, "  %-9s %s\n", "undo",
+                 _ ("Put files back as they were before the assistant changed them"));
+        fprintf (out, "  %-9s %s\n", "keep",
+                 _ ("Keep every change and remove the originals kept for undo"));
         fprintf (out, "  %-9s %s\n", "secret", _ ("Store, list and remove keychain secrets"));
         fprintf (out, "  %-9s %s\n", "mcp", _ ("Serve a VM as an MCP server on stdin/stdout"));
         fprintf (out, "  %-9s %s\n", "assistant",
@@ -697,7 +702,8 @@ dispatch (int argc, char **argv)
                 return corralctl_share_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "net"))
                 return corralctl_net_main (argc - 1, argv + 1);
-        if (g_str_equal (argv[1], "changes"))
+        if (g_str_equal (argv[1], "changes") || g_str_equal (argv[1], "diff") ||
+            g_str_equal (argv[1], "undo") || g_str_equal (argv[1], "keep"))
                 return corralctl_changes_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "secret"))
                 return corralctl_secret_main (argc - 1, argv + 1);

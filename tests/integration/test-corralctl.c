@@ -592,10 +592,12 @@ test_changes (void)
         g_autofree char *config = g_build_filename (vm_dir, "shares.json", NULL);
         g_autofree char *journal = g_build_filename (kept, "changes.jsonl", NULL);
         g_autofree char *a = g_build_filename (folder, "a.txt", NULL);
+        g_autofree char *copy = g_build_filename (copies, "1-a.txt", NULL);
         g_autofree char *shares = NULL, *state_env = g_strconcat ("XDG_STATE_HOME=", dir, NULL);
+        g_autofree char *records = NULL, *text = NULL;
         const char *env[] = { state_env, "CORRAL_LIBVIRT_URI=corral-test-none:///nowhere", NULL };
         const char *rm[] = { "rm", "-rf", dir, NULL };
-        const char *records =
+        const char *changes =
                 "{\"t\":\"keep\",\"share\":\"docs\",\"path\":\"a.txt\",\"copy\":\"docs/1-a.txt\","
                 "\"size\":4,\"mode\":420,\"time\":1}\n"
                 "{\"t\":\"add\",\"share\":\"docs\",\"path\":\"new\",\"kind\":\"dir\",\"time\":2}\n"
@@ -603,7 +605,7 @@ test_changes (void)
                 "\"kind\":\"file\",\"time\":3}\n"
                 "{\"t\":\"keep\",\"share\":\"docs\",\"path\":\"big.iso\",\"lost\":\"budget\","
                 "\"size\":9,\"time\":4}\n";
-        Ctl human, json, gone, damaged;
+        Ctl human, json, gone, damaged, diff, undo, lost, keep, after;
 
         g_assert_cmpint (g_mkdir_with_parents (vm_dir, 0700), ==, 0);
         g_assert_cmpint (g_mkdir_with_parents (copies, 0700), ==, 0);
@@ -611,8 +613,13 @@ test_changes (void)
         shares = g_strdup_printf (
                 "{\"shares\": [{\"name\": \"docs\", \"path\": \"%s\", \"mode\": \"rw\"}]}", folder);
         g_assert_true (g_file_set_contents (config, shares, -1, NULL));
+        /* The journal names the share's folder first, as corral-fsd writes it. */
+        records = g_strdup_printf ("{\"t\":\"share\",\"share\":\"docs\",\"folder\":\"%s\","
+                                   "\"time\":0}\n%s",
+                                   folder, changes);
         g_assert_true (g_file_set_contents (journal, records, -1, NULL));
         g_assert_true (g_file_set_contents (a, "new text\n", -1, NULL));
+        g_assert_true (g_file_set_contents (copy, "old\n", -1, NULL));
         ctl_env = env;
 
         human = run_ctl (NULL, NULL, "changes", "work", NULL);
@@ -640,6 +647,34 @@ test_changes (void)
                 g_assert_nonnull (strstr (json.out, f));
         }
 
+        /* The file as a unified diff, the original against now. */
+        diff = run_ctl (NULL, NULL, "diff", "work", "docs/a.txt", NULL);
+        g_assert_cmpint (diff.status, ==, 0);
+        g_assert_nonnull (strstr (diff.out, "--- a/docs/a.txt\n+++ b/docs/a.txt\n"));
+        g_assert_nonnull (strstr (diff.out, "\n-old\n+new text\n"));
+
+        /* What was not kept cannot be undone, and says why. */
+        lost = run_ctl (NULL, NULL, "undo", "work", "docs/big.iso", NULL);
+        g_assert_cmpint (lost.status, ==, 1);
+        g_assert_nonnull (strstr (lost.out, "not undone docs/big.iso"));
+        g_assert_nonnull (strstr (lost.out, "was not kept"));
+
+        /* Undone: the original is back; the rest stays listed. */
+        undo = run_ctl (NULL, NULL, "undo", "work", "docs/a.txt", NULL);
+        g_assert_cmpstr (undo.err, ==, "");
+        g_assert_cmpint (undo.status, ==, 0);
+        g_assert_nonnull (strstr (undo.out, "undone    docs/a.txt"));
+        g_assert_true (g_file_get_contents (a, &text, NULL, NULL));
+        g_assert_cmpstr (text, ==, "old\n");
+
+        /* Keep: nothing is listed any more, and the originals are gone. */
+        keep = run_ctl (NULL, NULL, "keep", "work", NULL);
+        g_assert_cmpint (keep.status, ==, 0);
+        after = run_ctl (NULL, NULL, "changes", "work", NULL);
+        g_assert_nonnull (strstr (after.out, "No changes"));
+        g_assert_false (g_file_test (copy, G_FILE_TEST_EXISTS));
+        g_assert_true (g_file_set_contents (journal, records, -1, NULL));
+
         /* The VM removed: its changes are still there to review and undo. */
         rm[2] = vm_dir;
         g_assert_true (g_spawn_sync (NULL, (char **) rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
@@ -663,6 +698,11 @@ test_changes (void)
         ctl_clear (&json);
         ctl_clear (&gone);
         ctl_clear (&damaged);
+        ctl_clear (&diff);
+        ctl_clear (&undo);
+        ctl_clear (&lost);
+        ctl_clear (&keep);
+        ctl_clear (&after);
 }
 
 /* A VM whose network session its egress daemon ended (a program sent a real secret): corralctl
