@@ -58,20 +58,19 @@ corral_shares_kept_dir (const char *vm_dir)
         return g_build_filename (state, "kept", name, NULL);
 }
 
-static char *
-kept_dir (const char *vm_dir)
-{
-        return corral_shares_kept_dir (vm_dir);
-}
-
 GPtrArray *
-corral_shares_changes (const char *vm_dir, GHashTable **ret_folders, GError **error)
+corral_shares_changes (const char *vm_dir,
+                       GHashTable **ret_folders,
+                       gboolean *ret_complete,
+                       GError **error)
 {
-        g_autofree char *keep = kept_dir (vm_dir);
+        g_autofree char *keep = corral_shares_kept_dir (vm_dir);
         g_autoptr (GPtrArray) records = fs_journal_read (keep, error);
 
         if (!records)
                 return NULL;
+        if (ret_complete)
+                *ret_complete = fs_journal_complete (records);
         if (ret_folders)
                 *ret_folders = fs_journal_share_folders (records);
         return fs_journal_changes (records);
@@ -141,7 +140,7 @@ spawn_server (const char *vm_dir, GError **error)
         g_autofree char *config = vm_file (vm_dir, "shares.json");
         g_autofree char *control = vm_file (vm_dir, "fsd.sock");
         g_autofree char *audit = vm_file (vm_dir, "audit.jsonl");
-        g_autofree char *keep = kept_dir (vm_dir);
+        g_autofree char *keep = corral_shares_kept_dir (vm_dir);
         g_autofree char *lock = vm_file (vm_dir, "fsd.lock");
         g_autofree char *log = vm_file (vm_dir, "fsd.log");
         g_autofree char *shm_name = corral_fs_shm_name (vm_dir);
@@ -358,7 +357,7 @@ load_offline (const char *vm_dir, GError **error)
         g_autofree char *config = vm_file (vm_dir, "shares.json");
         g_autofree char *text = NULL;
         g_autoptr (FsServer) s = fs_server_new (NULL, NULL);
-        g_autofree char *keep = kept_dir (vm_dir);
+        g_autofree char *keep = corral_shares_kept_dir (vm_dir);
         const char *extra[] = { keep, vm_dir, NULL };
         g_auto (GStrv) own = fs_own_dirs (extra);
         gsize len = 0;
@@ -656,7 +655,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Offline, offline_clear)
 static gboolean
 offline_open (const char *vm_dir, Offline *o, GError **error)
 {
-        g_autofree char *keep = kept_dir (vm_dir);
+        g_autofree char *keep = corral_shares_kept_dir (vm_dir);
         g_autofree char *lock = vm_file (vm_dir, "fsd.lock");
         g_autoptr (GPtrArray) records = NULL;
         g_autoptr (GHashTable) folders = NULL;

@@ -109,8 +109,13 @@ char *corral_shares_kept_dir (const char *vm_dir);
 /* What the guest changed in the VM's shared folders since its task began (FsJournalChange,
  * sorted by share and path; fs-journal.h), read from the change journal; empty when nothing
  * changed. ret_folders (nullable): share name -> the folder on this computer the journal says
- * it was. NULL with an error naming the file and line when the journal is damaged. */
-GPtrArray *corral_shares_changes (const char *vm_dir, GHashTable **ret_folders, GError **error);
+ * it was. ret_complete (nullable): FALSE when the journal filled up (FS_JOURNAL_MAX_SIZE) and
+ * later changes were not recorded. NULL with an error naming the file and line when the
+ * journal is damaged. */
+GPtrArray *corral_shares_changes (const char *vm_dir,
+                                  GHashTable **ret_folders,
+                                  gboolean *ret_complete,
+                                  GError **error);
 
 /* Undoes changes the guest made (fs_server_undo(): which lists "SHARE/PATH" as the changes name
  * them, NULL for all; force also undoes files changed on this computer since), through the

@@ -1,7 +1,8 @@
 /* corral-fsd — the host file server for one VM's shared folders.
  *
  *   corral-fsd (--fd N | --connect SOCKET) [--share NAME:MODE:PATH]... [--config FILE]
- *              [--control SOCKET] [--audit FILE] [--keep-dir DIR] [--protect PATTERN]...
+ *              [--control SOCKET] [--audit FILE] [--keep-dir DIR | --no-keep]
+ *              [--protect PATTERN]...
  *              [--policy FILE]
  *
  * Serves FS-PROTOCOL.md on the channel (an fd it inherited, or the VM's virtio-serial socket),
@@ -695,8 +696,15 @@ static void
 set_own_dirs (FsServer *server, const char *config_path, const char *keep_dir)
 {
         g_autofree char *vm_dir = config_path ? g_path_get_dirname (config_path) : NULL;
-        const char *extra[] = { keep_dir, vm_dir, NULL };
-        g_auto (GStrv) dirs = fs_own_dirs (extra);
+        const char *extra[3] = { NULL };
+        g_auto (GStrv) dirs = NULL;
+        guint n = 0;
+
+        if (keep_dir)
+                extra[n++] = keep_dir;
+        if (vm_dir)
+                extra[n++] = vm_dir;
+        dirs = fs_own_dirs (extra);
 
         fs_server_set_own_dirs (server, (const char *const *) dirs);
 }
@@ -709,7 +717,7 @@ main (int argc, char **argv)
                         *keep_dir = NULL, *config_path = NULL, *lock_path = NULL, *shm_path = NULL,
                         *policy_path = NULL;
         g_auto (GStrv) share_specs = NULL, protect = NULL;
-        gboolean verbose = FALSE;
+        gboolean verbose = FALSE, no_keep = FALSE;
         GOptionEntry entries[] = {
                 { "fd", 0, 0, G_OPTION_ARG_INT, &fd_arg, "Serve the channel on this fd", "N" },
                 { "connect", 0, 0, G_OPTION_ARG_FILENAME, &connect_path,
@@ -723,7 +731,11 @@ main (int argc, char **argv)
                 { "audit", 0, 0, G_OPTION_ARG_FILENAME, &audit_path,
                   "Append changes and refusals to this JSON-lines file", "FILE" },
                 { "keep-dir", 0, 0, G_OPTION_ARG_FILENAME, &keep_dir,
-                  "Where rw-nodelete keeps files a rename replaced", "DIR" },
+                  "Keep the change journal and the originals of changed files here", "DIR" },
+                { "no-keep", 0, 0, G_OPTION_ARG_NONE, &no_keep,
+                  "Keep no journal and no originals (nothing can be undone; rw-nodelete then "
+                  "refuses what it would have to keep)",
+                  NULL },
                 { "shm", 0, 0, G_OPTION_ARG_FILENAME, &shm_path,
                   "Let file contents travel through this shared-memory file", "FILE" },
                 { "lock", 0, 0, G_OPTION_ARG_FILENAME, &lock_path,
@@ -763,7 +775,9 @@ main (int argc, char **argv)
                 }
                 /* kept open (and locked) until exit */
         }
-        if (!keep_dir)
+        if (no_keep)
+                g_clear_pointer (&keep_dir, g_free);
+        else if (!keep_dir)
                 keep_dir = g_build_filename (g_get_user_state_dir (), "corral", "kept", NULL);
 
         audit = fs_audit_open (audit_path, &error);

@@ -25,8 +25,10 @@ static const char *const type_names[] = {
         [FS_JOURNAL_DELETE] = "delete", [FS_JOURNAL_RENAME] = "rename",
         [FS_JOURNAL_META] = "meta",     [FS_JOURNAL_WROTE] = "wrote",
         [FS_JOURNAL_UNDONE] = "undone", [FS_JOURNAL_SHARE] = "share",
-        [FS_JOURNAL_TIMES] = "times",
+        [FS_JOURNAL_TIMES] = "times",   [FS_JOURNAL_WRITING] = "writing",
+        [FS_JOURNAL_FULL] = "full",
 };
+G_STATIC_ASSERT (G_N_ELEMENTS (type_names) == FS_JOURNAL_FULL + 1);
 
 void
 fs_journal_record_free (FsJournalRecord *rec)
@@ -86,7 +88,8 @@ fs_journal_format (const FsJournalRecord *rec)
         g_autofree char *text = NULL;
 
         cJSON_AddStringToObject (o, "t", type_names[rec->type]);
-        cJSON_AddStringToObject (o, "share", rec->share);
+        if (rec->share)
+                cJSON_AddStringToObject (o, "share", rec->share);
         if (rec->path)
                 cJSON_AddStringToObject (o, "path", rec->path);
         if (rec->folder)
@@ -253,8 +256,9 @@ parse_fields (cJSON *o, FsJournalRecord *rec, GError **error)
                 return bad (error, "unknown record type");
         rec->type = (FsJournalType) i;
         /* A share line names a folder; every other line one path in one share. */
-        if (!get_string (o, "share", true, &rec->share, error) ||
-            !get_string (o, "path", rec->type != FS_JOURNAL_SHARE, &rec->path, error) ||
+        if (!get_string (o, "share", rec->type != FS_JOURNAL_FULL, &rec->share, error) ||
+            !get_string (o, "path", rec->type != FS_JOURNAL_SHARE && rec->type != FS_JOURNAL_FULL,
+                         &rec->path, error) ||
             !get_string (o, "folder", rec->type == FS_JOURNAL_SHARE, &rec->folder, error) ||
             !get_string (o, "to", rec->type == FS_JOURNAL_RENAME, &rec->to, error) ||
             !get_string (o, "copy", false, &rec->copy, error) ||
@@ -267,7 +271,9 @@ parse_fields (cJSON *o, FsJournalRecord *rec, GError **error)
                 return bad (error, "a share line without one absolute folder");
         if (rec->type != FS_JOURNAL_SHARE && rec->folder)
                 return bad (error, "a folder on a line that is not a share's");
-        if (!share_valid (rec->share))
+        if (rec->type == FS_JOURNAL_FULL && (rec->share || rec->path))
+                return bad (error, "a full line that names a path");
+        if (rec->share && !share_valid (rec->share))
                 return bad (error, "not a share name");
         if ((rec->path && !rel_path_valid (rec->path)) || (rec->to && !rel_path_valid (rec->to)))
                 return bad (error, "not a path in a share");
@@ -404,9 +410,14 @@ fs_journal_read (const char *keep_dir, GError **error)
 
 /* Writing ------------------------------------------------------------------------------------- */
 
+/* Room left for the "full" line. */
+#define FULL_RESERVE 256
+
 struct _FsJournal {
         char *dir;
         int fd; /* -1 until the first record */
+        gint64 max_size;
+        bool full;
 };
 
 FsJournal *
@@ -416,6 +427,7 @@ fs_journal_open (const char *keep_dir)
 
         j->dir = g_strdup (keep_dir);
         j->fd = -1;
+        j->max_size = FS_JOURNAL_MAX_SIZE;
         return j;
 }
 
@@ -480,6 +492,12 @@ ensure_open (FsJournal *j)
                 return r;
         }
         j->fd = fd;
+        {
+                struct stat st;
+                /* Full from an earlier server: it stays full until kept or undone. */
+                if (fstat (fd, &st) == 0 && st.st_size + FULL_RESERVE >= j->max_size)
+                        j->full = true;
+        }
         return 0;
 }
 
@@ -492,7 +510,29 @@ fs_journal_empty (FsJournal *j)
                 return r;
         if (ftruncate (j->fd, 0) < 0 || fdatasync (j->fd) < 0)
                 return -errno;
+        j->full = false;
         return 0;
+}
+
+bool
+fs_journal_is_full (FsJournal *j)
+{
+        return j->full || (ensure_open (j) == 0 && j->full);
+}
+
+void
+fs_journal_set_max_size (FsJournal *j, gint64 max)
+{
+        j->max_size = max;
+}
+
+bool
+fs_journal_complete (GPtrArray *records)
+{
+        for (guint i = 0; i < records->len; i++)
+                if (((FsJournalRecord *) records->pdata[i])->type == FS_JOURNAL_FULL)
+                        return false;
+        return true;
 }
 
 int
@@ -511,8 +551,23 @@ fs_journal_append (FsJournal *j, FsJournalRecord *rec, bool sync)
         r = ensure_open (j);
         if (r < 0)
                 return r;
+        if (j->full)
+                return -EFBIG;
         if (fstat (j->fd, &st) < 0)
                 return -errno;
+        if (st.st_size + (off_t) len + FULL_RESERVE > j->max_size) {
+                /* The last line: what follows is not recorded. */
+                g_autofree char *full = NULL;
+                FsJournalRecord end = { .type = FS_JOURNAL_FULL, .time = g_get_real_time () };
+
+                j->full = true;
+                full = fs_journal_format (&end);
+                if (write (j->fd, full, strlen (full)) != (ssize_t) strlen (full) &&
+                    ftruncate (j->fd, st.st_size) < 0)
+                        g_debug ("cannot cut the journal back: %s", g_strerror (errno));
+                fdatasync (j->fd);
+                return -EFBIG;
+        }
         while (done < len) {
                 ssize_t n = write (j->fd, line + done, len - done);
                 if (n < 0 && errno == EINTR)
@@ -822,6 +877,12 @@ fold_wrote (Fold *f, const FsJournalRecord *r)
         e->after_mtime_ns = r->mtime_ns;
 }
 
+static void
+fold_writing (Fold *f, const FsJournalRecord *r)
+{
+        get_or_original (f, r->share, r->path, 'f')->has_after = false;
+}
+
 /* The person undid the change listed at this path: it is as it was (for a rename, back where
  * it was; for a delete, there again). */
 static void
@@ -964,7 +1025,11 @@ fs_journal_changes (GPtrArray *records)
                 case FS_JOURNAL_TIMES:
                         fold_times (&f, r);
                         break;
+                case FS_JOURNAL_WRITING:
+                        fold_writing (&f, r);
+                        break;
                 case FS_JOURNAL_SHARE:
+                case FS_JOURNAL_FULL:
                         break;
                 }
         }

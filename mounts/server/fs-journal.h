@@ -11,9 +11,11 @@
  *    "replaced":"file","time":…}
  *   {"t":"delete","share":"notes","path":"old.txt","kind":"file","mode":420,…}
  *   {"t":"meta","share":"notes","path":"run.sh","mode":420,"time":…}
+ *   {"t":"writing","share":"notes","path":"a.txt","time":…}
  *   {"t":"wrote","share":"notes","path":"a.txt","size":20,"mtime":…,"mtime_ns":…,"time":…}
  *   {"t":"undone","share":"notes","path":"a.txt","time":…}
  *   {"t":"share","share":"notes","folder":"/home/ada/Notes","time":…}
+ *   {"t":"full","time":…}
  *   {"t":"times","share":"notes","path":"a.txt","mtime":…,"mtime_ns":…,"time":…}
  *
  * "keep" comes before the first change to a file that existed (its content, mode and time as
@@ -21,10 +23,13 @@
  * that change cannot be undone. "meta" keeps a mode before its first change, "times" a file's
  * modification time before one changes it without changing its content. "wrote" is a file's
  * size and time after the guest wrote it (so that an undo notices a change made on the host
- * since). "undone" says the person undid the change listed at that path. "share" names the
+ * since); "writing" comes before the guest writes, so that a file the server was killed while
+ * writing (or that is still open) is not taken for one changed on the host. "undone" says the person undid the change listed at that path. "share" names the
  * folder on this computer a share was, before the first line about it from each server (so
  * that changes can be undone after the VM is removed). When the person keeps or undoes every
- * change, the journal is emptied. Lines are
+ * change, the journal is emptied. "full" ends a journal that reached FS_JOURNAL_MAX_SIZE: what
+ * the guest changed after it is not recorded (and cannot be undone; rw-nodelete then refuses
+ * changes that would lose content). Lines are
  * appended whole with one write(), a "keep" line is synced before the change it precedes, and
  * a reader ignores a last line cut short by a crash: after a kill -9 at any point the journal
  * reads, and every file is whole either in its share or in its kept copy.
@@ -43,6 +48,9 @@
 #define FS_JOURNAL_FILE "changes.jsonl"
 #define FS_JOURNAL_MAX_LINE (64u * 1024u)
 #define FS_JOURNAL_MAX_RECORDS 1000000u
+/* The writer stops before this (the guest decides how much is written): a last "full" line,
+ * then nothing. Well within what the reader takes (at least 100 bytes a line). */
+#define FS_JOURNAL_MAX_SIZE ((gint64) 64 << 20)
 
 typedef enum {
         FS_JOURNAL_KEEP,
@@ -54,12 +62,14 @@ typedef enum {
         FS_JOURNAL_UNDONE,
         FS_JOURNAL_SHARE,
         FS_JOURNAL_TIMES,
+        FS_JOURNAL_WRITING,
+        FS_JOURNAL_FULL,
 } FsJournalType;
 
 typedef struct {
         FsJournalType type;
-        char *share;
-        char *path; /* NULL for share */
+        char *share; /* NULL for full */
+        char *path; /* NULL for share and full */
         char *folder; /* share: the absolute path of the share's folder */
         char *to; /* rename */
         char *copy; /* keep: relative to the keep folder; NULL when none was made */
@@ -103,6 +113,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsJournal, fs_journal_close)
 int fs_journal_append (FsJournal *j, FsJournalRecord *rec, bool sync);
 /* Empties the journal (every change kept or undone), synced. 0 or -errno. */
 int fs_journal_empty (FsJournal *j);
+/* Whether the journal reached its size (fs_journal_append then fails with -EFBIG). */
+bool fs_journal_is_full (FsJournal *j);
+/* Tests: a smaller size than FS_JOURNAL_MAX_SIZE. */
+void fs_journal_set_max_size (FsJournal *j, gint64 max);
+/* Whether records end before the journal filled up (no "full" line): every change is there. */
+bool fs_journal_complete (GPtrArray *records);
 
 /* What changed ------------------------------------------------------------------------------- */
 

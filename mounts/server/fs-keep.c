@@ -16,9 +16,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -165,41 +167,54 @@ remember (FsServer *s, const char *key, const char *dest)
         g_hash_table_replace (s->keep_last, g_strdup (key), g_strdup (dest));
 }
 
+int
+fs_keep_copy_data (int in, int out)
+{
+        /* A reflink where the file system has them: no data is copied. */
+        if (ioctl (out, FICLONE, in) == 0)
+                return 0;
+        for (;;) {
+                ssize_t n = copy_file_range (in, NULL, out, NULL, 1 << 20, 0);
+                if (n == 0)
+                        return 0;
+                if (n < 0) {
+                        char buf[65536];
+                        if (errno != EXDEV && errno != ENOSYS && errno != EINVAL)
+                                return -errno;
+                        n = read (in, buf, sizeof buf);
+                        if (n == 0)
+                                return 0;
+                        if (n < 0 || write (out, buf, (size_t) n) != n)
+                                return errno ? -errno : -EIO;
+                }
+        }
+}
+
 /* Copies in to a new file dest; 0 or -errno (no partial copy is left). */
 static int
 copy_to (int in, const char *dest)
 {
         g_autofd int out = open (dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        int r = 0;
+        int r;
 
         if (out < 0)
                 return -errno;
-        for (;;) {
-                ssize_t n = copy_file_range (in, NULL, out, NULL, 1 << 20, 0);
-                if (n == 0)
-                        break;
-                if (n < 0) {
-                        char buf[65536];
-                        if (errno != EXDEV && errno != ENOSYS && errno != EINVAL) {
-                                r = -errno;
-                                break;
-                        }
-                        n = read (in, buf, sizeof buf);
-                        if (n <= 0) {
-                                r = n < 0 ? -errno : 0;
-                                break;
-                        }
-                        if (write (out, buf, (size_t) n) != n) {
-                                r = errno ? -errno : -EIO;
-                                break;
-                        }
-                }
-        }
+        r = fs_keep_copy_data (in, out);
         if (r == 0 && fsync (out) < 0)
                 r = -errno;
         if (r < 0)
                 unlink (dest);
         return r;
+}
+
+/* A journal that is full says so once (fs-journal.h), not at every change. */
+static void
+journal_warn (int r)
+{
+        if (r == -EFBIG)
+                g_debug ("the change journal is full");
+        else
+                g_warning ("cannot write the change journal: %s", g_strerror (-r));
 }
 
 /* Appends rec about share, after a line naming the share's folder if this server has not
@@ -267,7 +282,7 @@ journal_keep (FsServer *s,
                 rec.copy = (char *) copy + dlen + 1;
         r = journal_write (s, share, &rec, true);
         if (r < 0)
-                g_warning ("cannot write the change journal: %s", g_strerror (-r));
+                journal_warn (r);
 }
 
 /* Copies a regular file's content to the keep folder (rw-nodelete replacements, approved
@@ -284,6 +299,9 @@ keep_fd (FsServer *s, FsShare *share, int in, const char *name, const char *audi
 
         if (!s->keep_dir)
                 return -EPERM;
+        /* No line could say where the copy went: the same as no room for it. */
+        if (s->journal && fs_journal_is_full (s->journal))
+                return -EDQUOT;
         if (fstat (in, &st) < 0)
                 return -errno;
         if (!S_ISREG (st.st_mode))
@@ -493,7 +511,7 @@ fs_keep_note (FsServer *s,
                 return; /* made in this task: its first mode and time are no one's */
         r = journal_write (s, share, &rec, false);
         if (r < 0)
-                g_warning ("cannot write the change journal: %s", g_strerror (-r));
+                journal_warn (r);
 }
 
 void
@@ -514,5 +532,5 @@ fs_keep_note_wrote (FsServer *s, FsShare *share, const char *path, const struct 
                 return;
         r = journal_write (s, share, &rec, false);
         if (r < 0)
-                g_warning ("cannot write the change journal: %s", g_strerror (-r));
+                journal_warn (r);
 }

@@ -775,6 +775,9 @@ op_setattr (FsCtx *ctx)
             ((set->valid & (FS_SET_MTIME | FS_SET_MTIME_NOW)) ||
              ((set->valid & FS_SET_SIZE) && set->size == (uint64_t) st.st_size)))
                 fs_keep_note (ctx->s, FS_JOURNAL_TIMES, node->share, path, NULL, &st, NULL, false);
+        if (S_ISREG (st.st_mode) && (set->valid & (FS_SET_SIZE | FS_SET_MTIME | FS_SET_MTIME_NOW)))
+                fs_keep_note (ctx->s, FS_JOURNAL_WRITING, node->share, path, NULL, NULL, NULL,
+                              false);
         r = setattr_apply (ctx, node, fd, &st);
         if (r < 0)
                 return r;
@@ -863,6 +866,9 @@ open_existing (FsCtx *ctx, FsNode *node, uint32_t wire_flags, FsHandle **ret)
                         ctx->audit_op = "open";
                         return r;
                 }
+                if (wire_flags & FS_O_TRUNC)
+                        fs_keep_note (ctx->s, FS_JOURNAL_WRITING, node->share, path, NULL, NULL,
+                                      NULL, false);
         }
         r = fs_reopen (pfd, wire_to_open_flags (wire_flags), &fd);
         if (r < 0)
@@ -1036,6 +1042,14 @@ op_write (FsCtx *ctx)
                 len = ctx->q->size;
                 if (!data)
                         return -EINVAL;
+        }
+        /* The journal: from now until the handle's release says how it was left, the file's
+         * state is unknown (the server may be killed before then). */
+        if (h->written == 0 && !h->truncated) {
+                char path[FS_MAX_PATH];
+                if (fs_node_path (h->node, path, sizeof path) == 0)
+                        fs_keep_note (ctx->s, FS_JOURNAL_WRITING, h->share, path, NULL, NULL, NULL,
+                                      false);
         }
         while (done < len) {
                 ssize_t n =

@@ -181,7 +181,12 @@ int fs_node_open (FsNode *node, char *path, size_t size, int flags, int *ret_fd)
 int fs_ops_dispatch (FsCtx *ctx);
 void fs_stat_to_attr (const struct stat *st, FsAttr *ret);
 
+/* Tells the client to drop its cached entry name in the folder node parent (FS_NOTIFY). */
+void fs_server_notify_entry (FsServer *s, uint64_t parent, const char *name);
+
 /* fs-keep.c */
+/* Copies the content of in to out (a reflink where the file system has them); 0 or -errno. */
+int fs_keep_copy_data (int in, int out);
 /* Copies the regular file name in dirfd to the keep folder and logs it (audit_path: its path in
  * the share); 0 or -errno; -EDQUOT when the quota or the free-space floor leaves no room for
  * it (rule FS_RULE_KEEP_FULL: the caller must not drop the file). */

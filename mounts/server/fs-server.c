@@ -94,8 +94,8 @@ fs_server_find_share (FsServer *s, const char *name, size_t len)
         return g_hash_table_lookup (s->shares, key);
 }
 
-static void
-notify_root_entry (FsServer *s, const char *name)
+void
+fs_server_notify_entry (FsServer *s, uint64_t parent, const char *name)
 {
         uint8_t buf[8 + 4 + 2 + 256];
         FsWriter w;
@@ -104,10 +104,16 @@ notify_root_entry (FsServer *s, const char *name)
                 return;
         fs_writer_init (&w, buf, sizeof buf);
         fs_write_u32 (&w, FS_NOTIFY_INVAL_ENTRY);
-        fs_write_u64 (&w, FS_ROOT_NODE);
+        fs_write_u64 (&w, parent);
         fs_write_str (&w, name, strlen (name));
         if (!w.overflow)
                 s->notify (buf, w.len, s->notify_data);
+}
+
+static void
+notify_root_entry (FsServer *s, const char *name)
+{
+        fs_server_notify_entry (s, FS_ROOT_NODE, name);
 }
 
 gboolean

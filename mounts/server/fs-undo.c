@@ -25,10 +25,8 @@
 #include <fcntl.h>
 #include <gio/gio.h>
 #include <glib/gi18n.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,8 +124,6 @@ invalidate (FsServer *s, FsShare *share, const char *path, bool detach)
         g_auto (GStrv) parts = g_strsplit (path, "/", -1);
         FsNode *parent = share->root_node, *node = NULL;
         guint n = g_strv_length (parts);
-        uint8_t buf[8 + 4 + 2 + 256];
-        FsWriter w;
 
         for (guint i = 0; parent && i + 1 < n; i++)
                 parent = fs_node_find_child (parent, parts[i], strlen (parts[i]));
@@ -136,14 +132,7 @@ invalidate (FsServer *s, FsShare *share, const char *path, bool detach)
         node = fs_node_find_child (parent, parts[n - 1], strlen (parts[n - 1]));
         if (node && detach)
                 fs_node_detach (s, node);
-        if (!s->notify)
-                return;
-        fs_writer_init (&w, buf, sizeof buf);
-        fs_write_u32 (&w, FS_NOTIFY_INVAL_ENTRY);
-        fs_write_u64 (&w, parent->id);
-        fs_write_str (&w, parts[n - 1], strlen (parts[n - 1]));
-        if (!w.overflow)
-                s->notify (buf, w.len, s->notify_data);
+        fs_server_notify_entry (s, parent->id, parts[n - 1]);
 }
 
 /* Copying a kept original back ------------------------------------------------------------- */
@@ -165,29 +154,6 @@ open_copy (Undo *u, const FsJournalChange *c, int *ret_fd)
         return 0;
 }
 
-static int
-copy_fd (int in, int out)
-{
-        /* A reflink where the file system has them: no data is copied. */
-        if (ioctl (out, FICLONE, in) == 0)
-                return 0;
-        for (;;) {
-                ssize_t n = copy_file_range (in, NULL, out, NULL, 1 << 20, 0);
-                if (n == 0)
-                        return 0;
-                if (n < 0) {
-                        char buf[65536];
-                        if (errno != EXDEV && errno != ENOSYS && errno != EINVAL)
-                                return -errno;
-                        n = read (in, buf, sizeof buf);
-                        if (n == 0)
-                                return 0;
-                        if (n < 0 || write (out, buf, (size_t) n) != n)
-                                return errno ? -errno : -EIO;
-                }
-        }
-}
-
 /* Writes the original of c (its kept copy, or nothing for a file that was empty) as name in
  * dirfd, with its mode and time: a new file beside it, renamed into place (over what is there
  * when replace, else only where nothing is). */
@@ -206,7 +172,7 @@ write_original (Undo *u, const FsJournalChange *c, int dirfd, const char *name, 
         if (out < 0)
                 return -errno;
         if (in >= 0)
-                r = copy_fd (in, out);
+                r = fs_keep_copy_data (in, out);
         if (r == 0 && c->has_mode && fchmod (out, c->mode & 0777) < 0)
                 r = -errno;
         if (r == 0 && c->has_mtime) {
@@ -485,8 +451,16 @@ restore_contents (Undo *u)
                         struct timespec times[2] = { { .tv_nsec = UTIME_OMIT },
                                                      { .tv_sec = c->mtime,
                                                        .tv_nsec = c->mtime_ns } };
-                        if (c->mode_changed && c->has_mode &&
-                            fchmodat (dirfd, name, c->mode & 0777, 0) < 0)
+                        struct stat st;
+
+                        /* chmod follows links: never through one (nothing can run in between:
+                         * the guest waits, or there is no guest). */
+                        if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                r = -errno;
+                        else if (S_ISLNK (st.st_mode))
+                                r = -ELOOP;
+                        else if (c->mode_changed && c->has_mode &&
+                                 fchmodat (dirfd, name, c->mode & 0777, 0) < 0)
                                 r = -errno;
                         if (r == 0 && c->time_changed && c->has_mtime &&
                             utimensat (dirfd, name, times, AT_SYMLINK_NOFOLLOW) < 0)
@@ -500,9 +474,10 @@ restore_contents (Undo *u)
 /* Keeping ----------------------------------------------------------------------------------- */
 
 /* Empties the journal, then removes the originals it named (a crash in between leaves copies
- * no journal names, never a journal naming copies that are gone). */
+ * no journal names, never a journal naming copies that are gone). undone: the "undone" lines
+ * stay (the assistant is told what the person undid, assistant-prompt.c). */
 static gboolean
-forget_all (FsServer *s, GPtrArray *records, GError **error)
+forget_all (FsServer *s, GPtrArray *records, bool undone, GError **error)
 {
         g_autoptr (GHashTable) copies = g_hash_table_new (g_str_hash, g_str_equal);
         g_autofd int keep_fd = -1;
@@ -515,6 +490,12 @@ forget_all (FsServer *s, GPtrArray *records, GError **error)
                              _ ("Cannot empty the change journal in %s: %s"), s->keep_dir,
                              g_strerror (-r));
                 return FALSE;
+        }
+        for (guint i = 0; undone && i < records->len; i++) {
+                FsJournalRecord *rec = records->pdata[i];
+                if (rec->type == FS_JOURNAL_UNDONE &&
+                    (r = fs_journal_append (s->journal, rec, false)) < 0)
+                        g_warning ("cannot write the change journal: %s", g_strerror (-r));
         }
         keep_fd = open (s->keep_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         for (guint i = 0; i < records->len; i++) {
@@ -549,7 +530,7 @@ fs_server_keep_all (FsServer *s, GError **error)
 {
         g_autoptr (GPtrArray) records = read_journal (s, error);
 
-        return records && forget_all (s, records, error);
+        return records && forget_all (s, records, false, error);
 }
 
 /* Undoing ----------------------------------------------------------------------------------- */
@@ -659,7 +640,7 @@ fs_server_undo (FsServer *s, const char *const *which, gboolean force, GError **
         /* Nothing left to undo: the originals are no longer needed. */
         again = read_journal (s, NULL);
         left = again ? fs_journal_changes (again) : NULL;
-        if (left && left->len == 0 && !forget_all (s, again, error))
+        if (left && left->len == 0 && !forget_all (s, again, true, error))
                 return NULL;
         return g_steal_pointer (&outcomes);
 }

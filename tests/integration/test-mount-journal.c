@@ -327,7 +327,7 @@ static guint
 n_changes (Fixture *f)
 {
         g_autoptr (GError) error = NULL;
-        g_autoptr (GPtrArray) changes = corral_shares_changes (f->vm_dir, NULL, &error);
+        g_autoptr (GPtrArray) changes = corral_shares_changes (f->vm_dir, NULL, NULL, &error);
 
         g_assert_no_error (error);
         return changes->len;
@@ -711,6 +711,103 @@ test_undo_random (Fixture *f, gconstpointer data)
         }
 }
 
+/* Crashes ------------------------------------------------------------------------------------ */
+
+#define BIG_SIZE (8u << 20)
+
+static char *
+big_original (void)
+{
+        char *data = g_malloc (BIG_SIZE);
+
+        for (guint i = 0; i < BIG_SIZE; i++)
+                data[i] = (char) ('a' + i % 23);
+        return data;
+}
+
+/* corral-fsd killed (SIGKILL) at a random moment while a program overwrites a file it must keep
+ * first, 20 times, a new server each time on the same journal (as when the VM's server is
+ * started again): every time the journal reads, and the file is whole either where it was or
+ * in the kept copy the journal names; in the end undo brings it back byte for byte. */
+static void
+test_kill_server (Fixture *f, gconstpointer data)
+{
+        const char *mode = data;
+        g_autofree char *original = big_original ();
+        g_autofree char *host = host_path (f, "big.bin");
+        g_autofree char *spec = g_strdup_printf ("docs:%s:%s", mode, f->host);
+        g_autofree char *control = g_build_filename (f->vm_dir, "fsd.sock", NULL);
+        const char *fsd_args[] = { "--keep-dir", f->keep_dir, "--control", control, NULL };
+        guint killed_mid_copy = 0;
+
+        if (!f->h)
+                return; /* skipped in setup */
+        g_assert_true (g_file_set_contents (host, original, BIG_SIZE, NULL));
+        for (guint round = 0; round < 20; round++) {
+                g_autoptr (GError) error = NULL;
+                g_autoptr (GPtrArray) records = NULL, changes = NULL;
+                g_autofree char *target = NULL, *of = NULL, *now = NULL;
+                const char *dd[] = { "dd",      "if=/dev/zero", NULL,          "bs=1M",
+                                     "count=8", "conv=fsync",   "status=none", NULL };
+                GPid writer;
+                gsize len = 0;
+
+                if (!f->h) {
+                        f->h = mount_harness_new_full ((const char *const[]){ spec, NULL },
+                                                       fsd_args, NULL, &error);
+                        g_assert_no_error (error);
+                        g_free (f->share);
+                        f->share = mount_harness_path (f->h, "docs", NULL);
+                }
+                target = mnt_path (f, "big.bin");
+                of = g_strconcat ("of=", target, NULL);
+                dd[2] = of;
+                g_assert_true (g_spawn_async (NULL, (char **) dd, NULL,
+                                              G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+                                                      G_SPAWN_STDERR_TO_DEV_NULL,
+                                              NULL, NULL, &writer, &error));
+                g_usleep ((gulong) g_random_int_range (0, 60) * 1000);
+                kill (f->h->fsd_pid, SIGKILL);
+                g_assert_true (mount_harness_wait_pid (&f->h->fsd_pid, 5000, NULL));
+                kill (writer, SIGKILL);
+                g_assert_true (mount_harness_wait_pid (&writer, 5000, NULL));
+                g_clear_pointer (&f->h, mount_harness_free);
+
+                /* The journal reads; the original is whole in the share or in its copy. */
+                records = fs_journal_read (f->keep_dir, &error);
+                g_assert_no_error (error);
+                changes = fs_journal_changes (records);
+                g_assert_true (g_file_get_contents (host, &now, &len, NULL));
+                if (len == BIG_SIZE && memcmp (now, original, BIG_SIZE) == 0) {
+                        g_assert_cmpuint (changes->len, ==, 0);
+                        killed_mid_copy++;
+                        continue;
+                }
+                g_assert_cmpuint (changes->len, ==, 1);
+                {
+                        const FsJournalChange *c = changes->pdata[0];
+                        g_autofree char *copy = g_build_filename (f->keep_dir, c->copy, NULL);
+                        g_autofree char *kept = NULL;
+                        gsize kept_len = 0;
+
+                        g_assert_cmpstr (c->path, ==, "big.bin");
+                        g_assert_nonnull (c->copy);
+                        g_assert_true (g_file_get_contents (copy, &kept, &kept_len, NULL));
+                        g_assert_cmpuint (kept_len, ==, BIG_SIZE);
+                        g_assert_true (memcmp (kept, original, BIG_SIZE) == 0);
+                }
+        }
+        g_test_message ("%u of 20 kills came before the file changed", killed_mid_copy);
+        undo_ok (f, NULL);
+        {
+                g_autofree char *now = NULL;
+                gsize len = 0;
+                g_assert_true (g_file_get_contents (host, &now, &len, NULL));
+                g_assert_cmpuint (len, ==, BIG_SIZE);
+                g_assert_true (memcmp (now, original, BIG_SIZE) == 0);
+        }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -735,5 +832,9 @@ main (int argc, char **argv)
                     fixture_teardown);
         g_test_add ("/mount/journal/rw/undo-random", Fixture, "rw", fixture_setup, test_undo_random,
                     fixture_teardown);
+        g_test_add ("/mount/journal/rw/kill-server", Fixture, "rw", fixture_setup, test_kill_server,
+                    fixture_teardown);
+        g_test_add ("/mount/journal/rw-nodelete/kill-server", Fixture, "rw-nodelete", fixture_setup,
+                    test_kill_server, fixture_teardown);
         return g_test_run ();
 }

@@ -372,6 +372,70 @@ test_keep_identical (void)
         g_assert_cmpuint (kept_files (c, &bytes), ==, 2);
 }
 
+/* The change journal is bounded (the guest decides how much it holds): past its size a last
+ * "full" line, then nothing. rw-nodelete then refuses a change that would lose what it could
+ * no longer record (keep-full, the original untouched); rw lets it happen, not undoable. */
+static void
+fill_journal (FsClient *c)
+{
+        FsEntry share = walk (c, "s"), e;
+
+        fs_journal_set_max_size (c->server->journal, 8192);
+        for (guint i = 0; !fs_journal_is_full (c->server->journal); i++) {
+                g_autofree char *name = g_strdup_printf ("made%u", i);
+                uint64_t h;
+
+                g_assert_cmpuint (i, <, 1000);
+                g_assert_cmpint (fs_client_create (c, share.node, name, 0644, FS_O_WRONLY, &e, &h),
+                                 ==, 0);
+                g_assert_cmpint (fs_client_write (c, h, 0, "x", 1), ==, 1);
+                g_assert_cmpint (fs_client_release (c, h), ==, 0);
+        }
+}
+
+static void
+test_journal_full (gconstpointer data)
+{
+        FsMode mode = GPOINTER_TO_INT (data);
+        g_autoptr (FsClient) c = fs_client_new (mode);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) records = NULL;
+        g_autofree char *journal = NULL, *after = NULL;
+        struct stat st;
+
+        fs_client_host_write (c, "doc", "the person's original");
+        fill_journal (c);
+        journal = g_build_filename (c->server->keep_dir, FS_JOURNAL_FILE, NULL);
+        g_assert_cmpint (stat (journal, &st), ==, 0);
+        g_assert_cmpint (st.st_size, <=, 8192);
+        records = fs_journal_read (c->server->keep_dir, &error);
+        g_assert_no_error (error);
+        g_assert_false (fs_journal_complete (records));
+        g_assert_cmpint (((FsJournalRecord *) records->pdata[records->len - 1])->type, ==,
+                         FS_JOURNAL_FULL);
+
+        if (mode == FS_MODE_RW_NODELETE) {
+                g_assert_cmpint (save (c, "new"), ==, -EDQUOT);
+                g_assert_cmpstr (c->last_rule, ==, FS_RULE_KEEP_FULL);
+                after = fs_client_host_read (c, "doc");
+                g_assert_cmpstr (after, ==, "the person's original");
+        } else {
+                g_assert_cmpint (save (c, "new"), ==, 0);
+                after = fs_client_host_read (c, "doc");
+                g_assert_cmpstr (after, ==, "new");
+        }
+        /* Nothing more was written. */
+        {
+                struct stat again;
+                g_assert_cmpint (stat (journal, &again), ==, 0);
+                g_assert_cmpint (again.st_size, ==, st.st_size);
+        }
+        /* Keeping everything starts a new journal. */
+        g_assert_true (fs_server_keep_all (c->server, &error));
+        g_assert_no_error (error);
+        g_assert_false (fs_journal_is_full (c->server->journal));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -383,5 +447,9 @@ main (int argc, char **argv)
         g_test_add_func ("/mount-bounds/keep/quota", test_keep_quota);
         g_test_add_func ("/mount-bounds/keep/disk-floor", test_keep_disk_floor);
         g_test_add_func ("/mount-bounds/keep/identical-not-copied", test_keep_identical);
+        g_test_add_data_func ("/mount-bounds/journal/full/rw", GINT_TO_POINTER (FS_MODE_RW),
+                              test_journal_full);
+        g_test_add_data_func ("/mount-bounds/journal/full/rw-nodelete",
+                              GINT_TO_POINTER (FS_MODE_RW_NODELETE), test_journal_full);
         return g_test_run ();
 }

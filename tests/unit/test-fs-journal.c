@@ -403,6 +403,12 @@ test_fold_after_and_times (void)
         g_assert_cmpint (b->mtime, ==, 1700000000);
         folders = fs_journal_share_folders (r);
         g_assert_cmpstr (g_hash_table_lookup (folders, "notes"), ==, "/home/ada/Notes");
+
+        /* Writing again, and no word of how it ended (a crash): how it was left is unknown. */
+        g_ptr_array_add (r, rec_new (FS_JOURNAL_WRITING, "a.txt", NULL));
+        g_clear_pointer (&changes, g_ptr_array_unref);
+        changes = fs_journal_changes (r);
+        g_assert_false (((FsJournalChange *) changes->pdata[0])->has_after);
 }
 
 static void
@@ -455,6 +461,52 @@ test_writer (void)
         g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* Past its size the writer adds one "full" line and nothing more, also after a restart, until
+ * the journal is emptied. */
+static void
+test_writer_full (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("corral-journal-XXXXXX", NULL);
+        g_autofree char *path = g_build_filename (dir, FS_JOURNAL_FILE, NULL);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) back = NULL;
+        guint written = 0;
+        int r = 0;
+        struct stat st;
+
+        {
+                g_autoptr (FsJournal) j = fs_journal_open (dir);
+
+                fs_journal_set_max_size (j, 2048);
+                while (r == 0) {
+                        g_autoptr (FsJournalRecord) a = kind_new (FS_JOURNAL_ADD, "a", NULL, 'f');
+                        if ((r = fs_journal_append (j, a, false)) == 0)
+                                written++;
+                }
+                g_assert_cmpint (r, ==, -EFBIG);
+                g_assert_true (fs_journal_is_full (j));
+        }
+        g_assert_cmpuint (written, >, 5);
+        g_assert_cmpint (stat (path, &st), ==, 0);
+        g_assert_cmpint (st.st_size, <=, 2048);
+        back = fs_journal_read (dir, &error);
+        g_assert_no_error (error);
+        g_assert_cmpuint (back->len, ==, written + 1);
+        g_assert_false (fs_journal_complete (back));
+        {
+                g_autoptr (FsJournal) j = fs_journal_open (dir);
+                g_autoptr (FsJournalRecord) a = kind_new (FS_JOURNAL_ADD, "b", NULL, 'f');
+
+                fs_journal_set_max_size (j, 2048);
+                g_assert_cmpint (fs_journal_append (j, a, false), ==, -EFBIG);
+                g_assert_cmpint (fs_journal_empty (j), ==, 0);
+                g_assert_false (fs_journal_is_full (j));
+                g_assert_cmpint (fs_journal_append (j, a, false), ==, 0);
+        }
+        g_assert_cmpint (g_unlink (path), ==, 0);
+        g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -470,5 +522,6 @@ main (int argc, char **argv)
         g_test_add_func ("/fs-journal/fold/undone", test_fold_undone);
         g_test_add_func ("/fs-journal/fold/after-and-times", test_fold_after_and_times);
         g_test_add_func ("/fs-journal/writer", test_writer);
+        g_test_add_func ("/fs-journal/writer-full", test_writer_full);
         return g_test_run ();
 }
