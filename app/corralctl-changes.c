@@ -15,13 +15,14 @@
 
 #include "corral-cjson.h"
 #include "corral-shares.h"
-#include "corral-vm-host.h"
+#include "corralctl-share.h"
 #include "corralctl-opts.h"
 
 typedef struct {
         char *vm_dir;
         GPtrArray *changes; /* FsJournalChange */
         GHashTable *folders; /* share name -> its folder on this computer (from the journal) */
+        gboolean complete; /* FALSE: the journal filled up; later changes are not in it */
 } Task;
 
 static void
@@ -36,17 +37,10 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Task, task_clear)
 static gboolean
 task_open (Task *t, const char *vm, GError **error)
 {
-        g_autoptr (CorralHostSelection) sel = corral_host_select_default (error);
         g_autofree char *kept = NULL;
 
-        if (!sel)
+        if (!(t->vm_dir = corralctl_vm_dir (vm, error)))
                 return FALSE;
-        if (!*vm || strchr (vm, '/') || g_str_equal (vm, ".") || g_str_equal (vm, "..")) {
-                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                             _ ("“%s” is not a VM name"), vm);
-                return FALSE;
-        }
-        t->vm_dir = g_build_filename (sel->state_dir, "vms", vm, NULL);
         kept = corral_shares_kept_dir (t->vm_dir);
         if (!g_file_test (t->vm_dir, G_FILE_TEST_IS_DIR) &&
             !g_file_test (kept, G_FILE_TEST_IS_DIR)) {
@@ -54,7 +48,7 @@ task_open (Task *t, const char *vm, GError **error)
                              _ ("There is no VM named “%s” (see “corralctl vm ls”)"), vm);
                 return FALSE;
         }
-        t->changes = corral_shares_changes (t->vm_dir, &t->folders, error);
+        t->changes = corral_shares_changes (t->vm_dir, &t->folders, &t->complete, error);
         return t->changes != NULL;
 }
 
@@ -179,14 +173,21 @@ cmd_changes (const Task *t, const char *vm, gboolean json)
                         cJSON_AddItemToArray (list, change_json (t, changes->pdata[i]));
                 text = cJSON_Print (list);
                 g_print ("%s\n", text);
+                if (!t->complete)
+                        g_printerr (_ ("corralctl: the list of changes filled up: later changes "
+                                       "are not in it\n"));
                 return 0;
         }
-        if (changes->len == 0) {
+        if (changes->len == 0 && t->complete) {
                 g_print (_ ("No changes in %s’s shared folders.\n"), vm);
                 return 0;
         }
         for (guint i = 0; i < changes->len; i++)
                 print_change (t, changes->pdata[i]);
+        if (!t->complete)
+                g_print (_ ("The list of changes filled up: what the assistant changed after that "
+                            "is not listed and cannot be undone. Keep or undo these changes to "
+                            "start a new list.\n"));
         return 0;
 }
 

@@ -88,13 +88,10 @@ corralctl_share_parse_spec (const char *spec, char **ret_path, FsMode *ret_mode,
         return TRUE;
 }
 
-/* The VM's folder, from the host selection alone: share commands never need libvirt (the file
- * server and shares.json are all in the folder). */
-static char *
-vm_dir_for (const char *vm, GError **error)
+char *
+corralctl_vm_dir (const char *vm, GError **error)
 {
         g_autoptr (CorralHostSelection) sel = corral_host_select_default (error);
-        g_autofree char *dir = NULL;
 
         if (!sel)
                 return NULL;
@@ -103,7 +100,18 @@ vm_dir_for (const char *vm, GError **error)
                              _ ("“%s” is not a VM name"), vm);
                 return NULL;
         }
-        dir = g_build_filename (sel->state_dir, "vms", vm, NULL);
+        return g_build_filename (sel->state_dir, "vms", vm, NULL);
+}
+
+/* The VM's folder, from the host selection alone: share commands never need libvirt (the file
+ * server and shares.json are all in the folder). */
+static char *
+vm_dir_for (const char *vm, GError **error)
+{
+        g_autofree char *dir = corralctl_vm_dir (vm, error);
+
+        if (!dir)
+                return NULL;
         if (!g_file_test (dir, G_FILE_TEST_IS_DIR)) {
                 g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
                              _ ("There is no VM named “%s” (see “corralctl vm ls”)"), vm);

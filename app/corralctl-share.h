@@ -17,3 +17,7 @@ corralctl_share_parse_spec (const char *spec, char **ret_path, FsMode *ret_mode,
 /* Starts the VM's file server if the VM runs; a message on stderr if it cannot. TRUE when a
  * server runs. */
 gboolean corralctl_share_ensure (const char *vm_dir);
+
+/* STATE/vms/VM for a VM name (refused when it is not one: empty, ".", "..", a "/"); the folder
+ * need not exist. */
+char *corralctl_vm_dir (const char *vm, GError **error);

@@ -146,8 +146,54 @@ assistant_prompt_build (const AssistantPromptInfo *info)
         if (info->mcp_tools && info->mcp_tools[0])
                 g_string_append (p, "Tools whose names contain “__” come from the person's own "
                                     "tool servers and run on their computer, outside the VM.\n");
+        if (info->undone && info->undone[0]) {
+                /* Only the person undoes; the model is told, so that it does not do it all
+                 * again without being asked. */
+                g_string_append (p, "The person looked at what you changed in the shared folders "
+                                    "and undid some of it; these are back as they were before "
+                                    "you changed them (what you made is gone, what you moved or "
+                                    "deleted is back where it was). Do not change them again "
+                                    "unless the person asks you to:\n");
+                for (guint i = 0; info->undone[i]; i++)
+                        g_string_append_printf (p, "- %s\n", info->undone[i]);
+                g_string_append (p, "\n");
+        }
         g_string_append (p, tools_text);
         return g_string_free (p, FALSE);
+}
+
+GPtrArray *
+assistant_prompt_undone (const char *vm_dir, guint max)
+{
+        g_autofree char *keep = corral_shares_kept_dir (vm_dir);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GPtrArray) records = fs_journal_read (keep, &error);
+        g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+        GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+
+        if (!records) {
+                g_debug ("the change journal: %s", error->message);
+                return out;
+        }
+        /* The latest first while collecting (each path once), then in the order they happened. */
+        for (guint i = records->len; i > 0 && out->len < max; i--) {
+                const FsJournalRecord *r = records->pdata[i - 1];
+                g_autofree char *path = NULL;
+
+                if (r->type != FS_JOURNAL_UNDONE)
+                        continue;
+                path = g_strdup_printf ("/workspace/%s/%s", r->share, r->path);
+                if (g_hash_table_contains (seen, path))
+                        continue;
+                g_hash_table_add (seen, path);
+                g_ptr_array_add (out, g_steal_pointer (&path));
+        }
+        for (guint i = 0; i < out->len / 2; i++) {
+                gpointer t = out->pdata[i];
+                out->pdata[i] = out->pdata[out->len - 1 - i];
+                out->pdata[out->len - 1 - i] = t;
+        }
+        return out;
 }
 
 CorralEgressPolicy *

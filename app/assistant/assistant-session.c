@@ -254,6 +254,7 @@ corral_assistant_session_build_system_prompt (CorralAssistantSession *self)
 {
         g_autoptr (CorralEgressPolicy) policy = NULL;
         g_autoptr (GPtrArray) mcp_names = g_ptr_array_new ();
+        g_autoptr (GPtrArray) undone = NULL;
         AssistantPromptInfo info = { 0 };
 
         g_return_val_if_fail (CORRAL_IS_ASSISTANT_SESSION (self), NULL);
@@ -270,6 +271,11 @@ corral_assistant_session_build_system_prompt (CorralAssistantSession *self)
         info.policy = policy;
         info.credential_names = (const char *const *) self->credential_names;
         info.mcp_tools = (const char *const *) mcp_names->pdata;
+        if (self->vm_dir) {
+                undone = assistant_prompt_undone (self->vm_dir, 50);
+                g_ptr_array_add (undone, NULL);
+                info.undone = (const char *const *) undone->pdata;
+        }
         return assistant_prompt_build (&info);
 }
 

@@ -47,6 +47,39 @@ make_vm_dir (Fix *fix)
         return vm_dir;
 }
 
+/* What the person undid (the "undone" lines of the task's change journal) is in what the model
+ * gets at the next turn, each path once, so that it does not redo it unasked. */
+static void
+test_told_what_was_undone (void)
+{
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autofree char *state = fix_path (fix, "state");
+        g_autofree char *vm_dir = g_build_filename (state, "vms", "work", NULL);
+        g_autofree char *kept = g_build_filename (state, "kept", "work", NULL);
+        g_autofree char *journal = g_build_filename (kept, "changes.jsonl", NULL);
+        g_autofree char *sent = NULL, *before = NULL;
+        const char *b_line =
+                "{\"t\":\"undone\",\"share\":\"docs\",\"path\":\"notes/b.md\",\"time\":2}\n";
+        g_autofree char *lines = g_strconcat (
+                "{\"t\":\"undone\",\"share\":\"docs\",\"path\":\"a.txt\",\"time\":1}\n", b_line,
+                b_line, NULL);
+
+        g_assert_cmpint (g_mkdir_with_parents (vm_dir, 0700), ==, 0);
+        g_assert_cmpint (g_mkdir_with_parents (kept, 0700), ==, 0);
+        corral_assistant_session_set_vm (fix->session, "work", vm_dir);
+        before = corral_assistant_session_build_system_prompt (fix->session);
+        g_assert_null (strstr (before, "undid"));
+        g_assert_true (g_file_set_contents (journal, lines, -1, NULL));
+        fix_push (fix, "ok", NULL, NULL, "end");
+        fix_run (fix, "go on", NULL);
+        g_assert_no_error (fix->error);
+        sent = fix_sent_text (fix, 0);
+        g_assert_nonnull (strstr (sent, "undid"));
+        g_assert_nonnull (
+                strstr (sent, "- /workspace/docs/a.txt\\n- /workspace/docs/notes/b.md\\n"));
+        g_assert_null (strstr (strstr (sent, "notes/b.md") + 1, "notes/b.md"));
+}
+
 /* A real file server for the stand-in VM folder: one share "proj" (rw-nodelete) of a fresh
  * folder. The test holds the VM's end of its port; closing it stops the server. */
 typedef struct {
@@ -966,6 +999,7 @@ main (int argc, char **argv)
         fix_init_environment ();
         g_test_init (&argc, &argv, NULL);
         g_test_add_func ("/assistant-loop/sandbox/prompt", test_prompt);
+        g_test_add_func ("/assistant-loop/sandbox/told-what-was-undone", test_told_what_was_undone);
         g_test_add_func ("/assistant-loop/sandbox/refusal-explained", test_refusal_explained);
         g_test_add_func ("/assistant-loop/sandbox/refused-calls-explained",
                          test_refused_calls_explained);
