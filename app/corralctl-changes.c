@@ -15,6 +15,7 @@
 
 #include "corral-cjson.h"
 #include "corral-shares.h"
+#include "assistant-text.h"
 #include "corralctl-share.h"
 #include "corralctl-opts.h"
 
@@ -75,6 +76,16 @@ size_now (const Task *t, const FsJournalChange *c)
         return st.st_size;
 }
 
+/* SHARE/PATH as the person reads it: the names are the guest's, shown on one line with their
+ * control characters escaped, so that none can move the terminal's cursor or fake a line. */
+static char *
+shown (const char *share, const char *path)
+{
+        g_autofree char *raw = g_build_filename (share, path, NULL);
+
+        return assistant_text_escaped (raw, G_MAXSIZE);
+}
+
 static const char *
 type_name (char type)
 {
@@ -124,7 +135,7 @@ change_json (const Task *t, const FsJournalChange *c)
 static void
 print_change (const Task *t, const FsJournalChange *c)
 {
-        g_autofree char *name = g_build_filename (c->share, c->path, NULL);
+        g_autofree char *name = shown (c->share, c->path);
         g_autofree char *before = g_format_size_full (c->size, G_FORMAT_SIZE_LONG_FORMAT);
         gint64 now = size_now (t, c);
         GString *what = g_string_new (NULL);
@@ -132,7 +143,7 @@ print_change (const Task *t, const FsJournalChange *c)
         if (c->type == 'd')
                 g_string_append (what, "/");
         if (c->origin) {
-                g_autofree char *from = g_build_filename (c->share, c->origin, NULL);
+                g_autofree char *from = shown (c->share, c->origin);
                 g_string_append_printf (what, _ ("  (was %s)"), from);
         }
         if (c->lost) {
@@ -209,9 +220,10 @@ diff_one (const Task *t, const FsJournalChange *c)
                 c->copy ? g_build_filename (kept, c->copy, NULL) : g_strdup ("/dev/null");
         g_autofree char *now =
                 c->kind == FS_JOURNAL_DELETED ? g_strdup ("/dev/null") : path_now (t, c);
-        g_autofree char *label_a =
-                g_strdup_printf ("a/%s/%s", c->share, c->origin ? c->origin : c->path);
-        g_autofree char *label_b = g_strdup_printf ("b/%s/%s", c->share, c->path);
+        g_autofree char *name = shown (c->share, c->path);
+        g_autofree char *shown_a = shown (c->share, c->origin ? c->origin : c->path);
+        g_autofree char *label_a = g_strdup_printf ("a/%s", shown_a);
+        g_autofree char *label_b = g_strdup_printf ("b/%s", name);
         const char *argv[] = { "diff",  "-u",   "--label", label_a, "--label",
                                label_b, before, now,       NULL };
         g_autoptr (GError) error = NULL;
@@ -221,16 +233,16 @@ diff_one (const Task *t, const FsJournalChange *c)
             (!c->content_changed && c->kind != FS_JOURNAL_ADDED && c->kind != FS_JOURNAL_DELETED))
                 return;
         if (c->lost) {
-                g_print (_ ("%s/%s: %s\n"), c->share, c->path, lost_reason (c->lost));
+                g_print (_ ("%s: %s\n"), name, lost_reason (c->lost));
                 return;
         }
         if (!now) {
-                g_print (_ ("%s/%s: its shared folder is not known any more\n"), c->share, c->path);
+                g_print (_ ("%s: its shared folder is not known any more\n"), name);
                 return;
         }
         /* A link or folder the guest left where a file was is said, not followed. */
         if (!g_str_equal (now, "/dev/null") && (lstat (now, &st) < 0 || !S_ISREG (st.st_mode))) {
-                g_print (_ ("%s/%s: not a file now\n"), c->share, c->path);
+                g_print (_ ("%s: not a file now\n"), name);
                 return;
         }
         fflush (stdout);
@@ -275,14 +287,17 @@ cmd_undo (const Task *t, char **which, gboolean all, gboolean force)
                 return report (error);
         for (guint i = 0; i < outcomes->len; i++) {
                 const FsUndoOutcome *o = outcomes->pdata[i];
+                g_autofree char *name = shown (o->share, o->path);
+                g_autofree char *problem =
+                        o->problem ? assistant_text_escaped (o->problem, G_MAXSIZE) : NULL;
 
                 if (!o->problem) {
-                        g_print (_ ("undone    %s/%s\n"), o->share, o->path);
+                        g_print (_ ("undone    %s\n"), name);
                         continue;
                 }
                 failed++;
                 changed += o->changed_since;
-                g_print (_ ("not undone %s/%s: %s\n"), o->share, o->path, o->problem);
+                g_print (_ ("not undone %s: %s\n"), name, problem);
         }
         if (outcomes->len == 0)
                 g_print (_ ("There was nothing to undo.\n"));

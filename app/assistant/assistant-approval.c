@@ -16,6 +16,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "assistant-private.h"
+#include "assistant-text.h"
 
 #include "egress-addr.h"
 #include "egress-policy.h"
@@ -326,52 +327,6 @@ on_cancelled (GCancellable *cancellable, gpointer user_data)
 
 #define SHOWN_REASON_MAX 1000
 
-static gboolean
-shown_escaped_char (gunichar c)
-{
-        switch (g_unichar_type (c)) {
-        case G_UNICODE_CONTROL: /* C0, DEL, C1 */
-        case G_UNICODE_FORMAT: /* bidi controls, zero-width characters */
-        case G_UNICODE_LINE_SEPARATOR:
-        case G_UNICODE_PARAGRAPH_SEPARATOR:
-                return TRUE;
-        default:
-                return FALSE;
-        }
-}
-
-/* text as corral-assistant-loop.h promises it to the person: escaped, at most max_chars
- * characters (then "…"). (transfer full) */
-static char *
-shown_text (const char *text, gsize max_chars)
-{
-        g_autofree char *valid = g_utf8_make_valid (text, -1);
-        GString *out = g_string_sized_new (strlen (valid));
-        gsize n = 0;
-
-        for (const char *p = valid; *p; p = g_utf8_next_char (p), n++) {
-                gunichar c = g_utf8_get_char (p);
-
-                if (n == max_chars) {
-                        g_string_append (out, "…");
-                        break;
-                }
-                if (c == '\n')
-                        g_string_append (out, "\\n");
-                else if (c == '\r')
-                        g_string_append (out, "\\r");
-                else if (c == '\t')
-                        g_string_append (out, "\\t");
-                else if (c < 0x80 && shown_escaped_char (c))
-                        g_string_append_printf (out, "\\x%02x", c);
-                else if (shown_escaped_char (c))
-                        g_string_append_printf (out, "\\u%04X", c);
-                else
-                        g_string_append_unichar (out, c);
-        }
-        return g_string_free (out, FALSE);
-}
-
 /* The egress proxy's own reading of the host (egress-addr.h), so that the warning and the
  * policy agree on what the target names. */
 static CorralAssistantNetworkScope
@@ -409,7 +364,7 @@ parse_delete (CorralAssistantApproval *approval, const char *path, GError **erro
         g_auto (GStrv) parts = NULL;
 
         if (!g_str_has_prefix (path, "/workspace/")) {
-                g_autofree char *shown = shown_text (path, SHOWN_REASON_MAX);
+                g_autofree char *shown = assistant_text_escaped (path, SHOWN_REASON_MAX);
                 g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                              _ ("Only files in the shared folders (/workspace/FOLDER/…) can be "
                                 "deleted on approval; %s is the VM's own, delete it yourself."),
@@ -429,8 +384,8 @@ parse_delete (CorralAssistantApproval *approval, const char *path, GError **erro
         /* "notes/" names the folder notes: the file server takes the name without the slash. */
         if (g_str_has_suffix (approval->rel, "/"))
                 approval->rel[strlen (approval->rel) - 1] = '\0';
-        approval->shown_share = shown_text (approval->share, G_MAXSIZE);
-        approval->shown_path = shown_text (approval->rel, G_MAXSIZE);
+        approval->shown_share = assistant_text_escaped (approval->share, G_MAXSIZE);
+        approval->shown_path = assistant_text_escaped (approval->rel, G_MAXSIZE);
         return TRUE;
 }
 
@@ -446,7 +401,7 @@ approval_new (AssistantToolCall *call,
 
         g_atomic_ref_count_init (&approval->ref);
         approval->reason = g_utf8_make_valid (reason, -1);
-        approval->shown_reason = shown_text (reason, SHOWN_REASON_MAX);
+        approval->shown_reason = assistant_text_escaped (reason, SHOWN_REASON_MAX);
         approval->vm_dir = g_strdup (call->session->vm_dir);
         if (g_strcmp0 (action, "delete") == 0 && path) {
                 approval->kind = CORRAL_ASSISTANT_APPROVAL_DELETE;
@@ -472,7 +427,7 @@ approval_new (AssistantToolCall *call,
 static void
 ask (CorralAssistantApproval *approval, AssistantToolCall *call)
 {
-        g_autofree char *shown_target = shown_text (approval->target, G_MAXSIZE);
+        g_autofree char *shown_target = assistant_text_escaped (approval->target, G_MAXSIZE);
 
         g_free (call->card->title);
         call->card->title = g_strdup_printf (
@@ -521,7 +476,7 @@ identified (GObject *source, GAsyncResult *result, gpointer user_data)
                 return;
         }
         approval->entry = entry;
-        approval->shown_folder = shown_text (entry->folder, G_MAXSIZE);
+        approval->shown_folder = assistant_text_escaped (entry->folder, G_MAXSIZE);
         if (g_cancellable_is_cancelled (call->cancellable)) {
                 assistant_tool_call_return (call, g_strdup (_ ("The task was stopped.")), TRUE);
                 return;

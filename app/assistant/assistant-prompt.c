@@ -8,6 +8,8 @@
  */
 #include "assistant-prompt.h"
 
+#include "assistant-text.h"
+
 #include <glib/gi18n-lib.h>
 
 static const char *
@@ -178,11 +180,14 @@ assistant_prompt_undone (const char *vm_dir, guint max)
         /* The latest first while collecting (each path once), then in the order they happened. */
         for (guint i = records->len; i > 0 && out->len < max; i--) {
                 const FsJournalRecord *r = records->pdata[i - 1];
-                g_autofree char *path = NULL;
+                g_autofree char *path = NULL, *raw = NULL;
 
                 if (r->type != FS_JOURNAL_UNDONE)
                         continue;
-                path = g_strdup_printf ("/workspace/%s/%s", r->share, r->path);
+                raw = g_strdup_printf ("/workspace/%s/%s", r->share, r->path);
+                /* The names are the guest's: in the instructions, none of them can start a
+                 * line of its own. */
+                path = assistant_text_escaped (raw, G_MAXSIZE);
                 if (g_hash_table_contains (seen, path))
                         continue;
                 g_hash_table_add (seen, path);

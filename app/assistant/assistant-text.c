@@ -122,6 +122,50 @@ assistant_text_for_terminal (const char *text)
         return g_string_free (out, FALSE);
 }
 
+static gboolean
+shown_escaped_char (gunichar c)
+{
+        switch (g_unichar_type (c)) {
+        case G_UNICODE_CONTROL: /* C0, DEL, C1 */
+        case G_UNICODE_FORMAT: /* bidi controls, zero-width characters */
+        case G_UNICODE_LINE_SEPARATOR:
+        case G_UNICODE_PARAGRAPH_SEPARATOR:
+                return TRUE;
+        default:
+                return FALSE;
+        }
+}
+
+char *
+assistant_text_escaped (const char *text, gsize max_chars)
+{
+        g_autofree char *valid = g_utf8_make_valid (text, -1);
+        GString *out = g_string_sized_new (strlen (valid));
+        gsize n = 0;
+
+        for (const char *p = valid; *p; p = g_utf8_next_char (p), n++) {
+                gunichar c = g_utf8_get_char (p);
+
+                if (n == max_chars) {
+                        g_string_append (out, "…");
+                        break;
+                }
+                if (c == '\n')
+                        g_string_append (out, "\\n");
+                else if (c == '\r')
+                        g_string_append (out, "\\r");
+                else if (c == '\t')
+                        g_string_append (out, "\\t");
+                else if (c < 0x80 && shown_escaped_char (c))
+                        g_string_append_printf (out, "\\x%02x", c);
+                else if (shown_escaped_char (c))
+                        g_string_append_printf (out, "\\u%04X", c);
+                else
+                        g_string_append_unichar (out, c);
+        }
+        return g_string_free (out, FALSE);
+}
+
 guint
 assistant_text_count_lines (const char *text)
 {

@@ -32,6 +32,11 @@ char *assistant_text_make_valid (const char *data, gsize len);
  * that a model or a command cannot move the cursor or fake output. (transfer full) */
 char *assistant_text_for_terminal (const char *text);
 
+/* Text the model or the guest chose, shown on one line: \n, \r, \t, other controls, bidi and
+ * zero-width characters and line separators written as escapes, so that it cannot draw a line
+ * of its own; at most max_chars characters (then "…"). (transfer full) */
+char *assistant_text_escaped (const char *text, gsize max_chars);
+
 /* Lines first..last (1-based, inclusive; last -1 = to the end), each "%6u\t%s". Fails with
  * G_IO_ERROR_INVALID_ARGUMENT for a range outside the text. ret_n_lines: the text's lines. */
 char *assistant_text_number_lines (

@@ -604,7 +604,10 @@ test_changes (void)
                 "{\"t\":\"rename\",\"share\":\"docs\",\"path\":\"b.txt\",\"to\":\"new/b.txt\","
                 "\"kind\":\"file\",\"time\":3}\n"
                 "{\"t\":\"keep\",\"share\":\"docs\",\"path\":\"big.iso\",\"lost\":\"budget\","
-                "\"size\":9,\"time\":4}\n";
+                "\"size\":9,\"time\":4}\n"
+                /* A name the guest chose to clear the person's terminal. */
+                "{\"t\":\"add\",\"share\":\"docs\",\"path\":\"evil\\u001b[2Jname\","
+                "\"kind\":\"file\",\"time\":5}\n";
         Ctl human, json, gone, damaged, diff, undo, lost, keep, after;
 
         g_assert_cmpint (g_mkdir_with_parents (vm_dir, 0700), ==, 0);
@@ -631,6 +634,8 @@ test_changes (void)
         g_assert_nonnull (strstr (human.out, "added     docs/new/"));
         g_assert_nonnull (strstr (human.out, "renamed   docs/new/b.txt  (was docs/b.txt)"));
         g_assert_nonnull (strstr (human.out, "docs/big.iso  not kept"));
+        g_assert_nonnull (strstr (human.out, "added     docs/evil\\x1b[2Jname"));
+        g_assert_null (strchr (human.out, '\x1b'));
 
         json = run_ctl (NULL, NULL, "changes", "work", "--json", NULL);
         g_assert_cmpint (json.status, ==, 0);
