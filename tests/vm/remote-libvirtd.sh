@@ -31,7 +31,9 @@ auth_tcp = "none"
 unix_sock_dir = "$REMOTE_RUN"
 log_outputs = "3:file:$REMOTE_RUN/libvirtd.log"
 EOF
-	if ! pgrep -x virtlogd >/dev/null; then
+	# What libvirtd needs is the socket: a virtlogd can outlive its socket (another one that was
+	# started and stopped removes it), and then QEMU cannot start.
+	if [ ! -S /run/libvirt/virtlogd-sock ]; then
 		virtlogd -d -p "$REMOTE_RUN/virtlogd.pid" || { REMOTE_WHY="cannot start virtlogd"; return 1; }
 		for _ in $(seq 50); do [ -s "$REMOTE_RUN/virtlogd.pid" ] && break; sleep 0.1; done
 		REMOTE_VIRTLOGD_PID=$(cat "$REMOTE_RUN/virtlogd.pid" 2>/dev/null)
