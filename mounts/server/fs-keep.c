@@ -322,8 +322,22 @@ keep_fd (FsServer *s, FsShare *share, int in, const char *name, const char *audi
         if (r < 0)
                 return r;
         stamp = g_date_time_format (now, "%Y%m%dT%H%M%S");
-        dest = g_strdup_printf ("%s/%s-%u-%s", dir, stamp, ++s->keep_serial, name);
-        r = copy_to (in, dest);
+        /* The file's own name, cut so that the copy's name stays a name (and valid UTF-8 for
+         * the journal); a name taken already (a server started again within the same
+         * second) gets the next number. */
+        {
+                g_autofree char *valid = g_utf8_make_valid (name, -1);
+                g_autofree char *shortened =
+                        g_utf8_substring (valid, 0, MIN (g_utf8_strlen (valid, -1), 64));
+                guint tries = 0;
+
+                do {
+                        g_free (dest);
+                        dest = g_strdup_printf ("%s/%s-%u-%s", dir, stamp, ++s->keep_serial,
+                                                shortened);
+                        r = copy_to (in, dest);
+                } while (r == -EEXIST && ++tries < 1000);
+        }
         /* The disk filled up during the copy: the same as no room to begin with. */
         if (r == -ENOSPC)
                 r = -EDQUOT;

@@ -372,6 +372,21 @@ test_keep_identical (void)
         g_assert_cmpuint (kept_files (c, &bytes), ==, 2);
 }
 
+/* A server started again numbers its copies from 1 again: a name taken within the same second
+ * gets the next number, never a refused (or, in rw, an unrecorded) change. */
+static void
+test_keep_names_reused (void)
+{
+        g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW_NODELETE);
+        guint64 bytes;
+
+        fs_client_host_write (c, "doc", "v1");
+        g_assert_cmpint (save (c, "v2"), ==, 0);
+        c->server->keep_serial = 0; /* as after a restart */
+        g_assert_cmpint (save (c, "v3"), ==, 0);
+        g_assert_cmpuint (kept_files (c, &bytes), ==, 2);
+}
+
 /* The change journal is bounded (the guest decides how much it holds): past its size a last
  * "full" line, then nothing. rw-nodelete then refuses a change that would lose what it could
  * no longer record (keep-full, the original untouched); rw lets it happen, not undoable. */
@@ -447,6 +462,7 @@ main (int argc, char **argv)
         g_test_add_func ("/mount-bounds/keep/quota", test_keep_quota);
         g_test_add_func ("/mount-bounds/keep/disk-floor", test_keep_disk_floor);
         g_test_add_func ("/mount-bounds/keep/identical-not-copied", test_keep_identical);
+        g_test_add_func ("/mount-bounds/keep/names-reused", test_keep_names_reused);
         g_test_add_data_func ("/mount-bounds/journal/full/rw", GINT_TO_POINTER (FS_MODE_RW),
                               test_journal_full);
         g_test_add_data_func ("/mount-bounds/journal/full/rw-nodelete",
