@@ -375,3 +375,40 @@ assistant_sandbox_summary (const cJSON *record)
                 return g_strdup_printf ("%s ×%" G_GUINT64_FORMAT, line, count);
         return g_steal_pointer (&line);
 }
+
+/* The guest agent's temporary name for a file being transferred (guest-image/agent/xfer.c). */
+static gboolean
+is_transfer_temporary (const char *path)
+{
+        const char *base = strrchr (path, '/');
+        const char *tag;
+
+        base = base ? base + 1 : path;
+        if (base[0] != '.' || !(tag = g_strrstr (base, ".corral-")) || tag == base)
+                return FALSE;
+        tag += strlen (".corral-");
+        if (!*tag)
+                return FALSE;
+        for (; *tag; tag++)
+                if (!g_ascii_isxdigit (*tag))
+                        return FALSE;
+        return TRUE;
+}
+
+char *
+assistant_sandbox_changed_path (const cJSON *record)
+{
+        g_autofree char *result = NULL, *op = NULL, *share = NULL, *path = NULL;
+
+        if (!is_source (record, "files"))
+                return NULL;
+        result = field (record, "result");
+        op = field (record, "op");
+        if (!g_str_equal (result, "ok") || g_str_equal (op, "keep"))
+                return NULL;
+        share = field (record, "share");
+        path = field (record, g_str_equal (op, "rename") ? "path2" : "path");
+        if (!*share || !*path || is_transfer_temporary (path))
+                return NULL;
+        return g_build_filename ("/workspace", share, path, NULL);
+}

@@ -55,5 +55,10 @@ char *assistant_sandbox_explain (const cJSON *record);
 /* One line for a tool card: "unlink proj/notes.txt: refused (no-delete)", "GET example.com:443
  * allowed". (transfer full) */
 char *assistant_sandbox_summary (const cJSON *record);
+/* The file or folder a shared folder's record says the guest changed, as the workspace names
+ * it ("/workspace/proj/notes.txt"; a rename's new name), control characters blanked; NULL for
+ * refusals, errors, network records, originals kept and the guest agent's own temporary files
+ * (".NAME.corral-HEX", renamed over NAME when a transfer completes). (transfer full) */
+char *assistant_sandbox_changed_path (const cJSON *record);
 
 G_END_DECLS

@@ -187,8 +187,23 @@ add_sandbox_records (AssistantToolCall *call, GString *text)
                         g_string_append_printf (text, "\n\n%s", explained);
                         g_ptr_array_add (call->card->blocked, explained);
                 }
-                g_ptr_array_add (files ? call->card->files_changed : call->card->network,
-                                 assistant_sandbox_summary (rec));
+                if (!files) {
+                        g_ptr_array_add (call->card->network, assistant_sandbox_summary (rec));
+                        continue;
+                }
+                /* Files changed: paths, as the workspace names them (the Changes panel has the
+                 * task's whole list from the change journal); refused attempts are under
+                 * "blocked", and the guest agent's temporary files are not changes. */
+                {
+                        char *vm_path = assistant_sandbox_changed_path (rec);
+
+                        if (vm_path &&
+                            !g_ptr_array_find_with_equal_func (call->card->files_changed, vm_path,
+                                                               g_str_equal, NULL))
+                                g_ptr_array_add (call->card->files_changed, vm_path);
+                        else
+                                g_free (vm_path);
+                }
         }
         if (skipped)
                 g_string_append_printf (text,

@@ -236,7 +236,15 @@ test_refusal_explained (void)
                 "\"errno\":\"EPERM\",\"message\":\"Blocked by the sandbox: no delete.\"}' "
                 "'this is not json' "
                 "'{\"source\":\"files\",\"share\":\"proj\",\"op\":\"write\",\"path\":\"a.txt\","
-                "\"result\":\"ok\"}' >> '%s'; "
+                "\"result\":\"ok\"}' "
+                "'{\"source\":\"files\",\"share\":\"proj\",\"op\":\"keep\",\"path\":\"b.txt\","
+                "\"path2\":\"proj/1-b.txt\",\"result\":\"ok\"}' "
+                "'{\"source\":\"files\",\"share\":\"proj\",\"op\":\"create\","
+                "\"path\":\"d/.b.txt.corral-0a1b\",\"result\":\"ok\"}' "
+                "'{\"source\":\"files\",\"share\":\"proj\",\"op\":\"rename\","
+                "\"path\":\"d/.b.txt.corral-0a1b\",\"path2\":\"d/b.txt\",\"result\":\"ok\"}' "
+                "'{\"source\":\"files\",\"share\":\"proj\",\"op\":\"write\",\"path\":\"a.txt\","
+                "\"result\":\"error\",\"errno\":\"ENOSPC\"}' >> '%s'; "
                 "printf '%%s\\n' '{\"method\":\"CONNECT\",\"host\":\"example.org\",\"port\":443,"
                 "\"decision\":\"denied\",\"rule\":\"default-deny\",\"reason\":\"not allowed\"}' "
                 "'{\"method\":\"CONNECT\",\"host\":\"half' >> '%s'; rm notes/old.txt 2>&1",
@@ -258,7 +266,11 @@ test_refusal_explained (void)
         g_assert_nonnull (strstr (out, "connection to example.org:443 was refused"));
         g_assert_null (strstr (out, "old.example"));
         g_assert_cmpuint (fix_card (fix, 0)->blocked->len, ==, 2);
+        /* Changed files as paths: not the refusal, the kept original, the transfer's
+         * temporary name or the failed write. */
         g_assert_cmpuint (fix_card (fix, 0)->files_changed->len, ==, 2);
+        g_assert_cmpstr (fix_card (fix, 0)->files_changed->pdata[0], ==, "/workspace/proj/a.txt");
+        g_assert_cmpstr (fix_card (fix, 0)->files_changed->pdata[1], ==, "/workspace/proj/d/b.txt");
         g_assert_cmpuint (fix_card (fix, 0)->network->len, ==, 1);
         /* The task's audit log joins the call and the sandbox's records. */
         audit_path = g_build_filename (corral_assistant_session_get_dir (fix->session),
