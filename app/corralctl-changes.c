@@ -15,6 +15,7 @@
 
 #include "corral-cjson.h"
 #include "corral-shares.h"
+#include "corral-task-changes.h"
 #include "assistant-text.h"
 #include "corralctl-share.h"
 #include "corralctl-opts.h"
@@ -210,46 +211,60 @@ named (const FsJournalChange *c, char **which)
         return !which || !which[0] || g_strv_contains ((const char *const *) which, key);
 }
 
-/* One change as `diff -u` shows it: the original (kept copy, or nothing for a file that was
- * added or empty) against the file now (nothing for a deleted one). */
-static void
-diff_one (const Task *t, const FsJournalChange *c)
+/* A size in bytes, or "nothing" for a side that is not there. */
+static char *
+bytes_text (gint64 size)
 {
-        g_autofree char *kept = corral_shares_kept_dir (t->vm_dir);
-        g_autofree char *before =
-                c->copy ? g_build_filename (kept, c->copy, NULL) : g_strdup ("/dev/null");
-        g_autofree char *now =
-                c->kind == FS_JOURNAL_DELETED ? g_strdup ("/dev/null") : path_now (t, c);
-        g_autofree char *name = shown (c->share, c->path);
-        g_autofree char *shown_a = shown (c->share, c->origin ? c->origin : c->path);
-        g_autofree char *label_a = g_strdup_printf ("a/%s", shown_a);
-        g_autofree char *label_b = g_strdup_printf ("b/%s", name);
-        const char *argv[] = { "diff",  "-u",   "--label", label_a, "--label",
-                               label_b, before, now,       NULL };
-        g_autoptr (GError) error = NULL;
-        struct stat st;
+        g_autofree char *n = g_strdup_printf ("%" G_GINT64_FORMAT, size);
 
-        if (c->type != 'f' ||
-            (!c->content_changed && c->kind != FS_JOURNAL_ADDED && c->kind != FS_JOURNAL_DELETED))
-                return;
-        if (c->lost) {
-                g_print (_ ("%s: %s\n"), name, lost_reason (c->lost));
+        /* Translators: %s is a number of bytes */
+        return size < 0 ? g_strdup (_ ("nothing")) : g_strdup_printf (_ ("%s bytes"), n);
+}
+
+/* One change as `diff -u` shows it (corral_task_change_diff(): the original against the file
+ * now, opened beneath its share's folder without following a link); what is not text is
+ * said in words. */
+static void
+diff_one (const CorralTaskChange *c)
+{
+        g_autofree char *name = shown (c->share, c->path);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralTaskDiff) d = corral_task_change_diff (c, &error);
+        g_autofree char *before = NULL, *after = NULL;
+
+        if (!d) {
+                g_print (_ ("%s: %s\n"), name, error->message);
                 return;
         }
-        if (!now) {
-                g_print (_ ("%s: its shared folder is not known any more\n"), name);
-                return;
+        before = bytes_text (d->size_before);
+        after = bytes_text (d->size_after);
+        switch (d->kind) {
+        case CORRAL_TASK_DIFF_TEXT: {
+                /* The labels hold the guest's names: escaped like every name shown. */
+                g_auto (GStrv) lines = g_strsplit (d->unified, "\n", 3);
+                for (guint i = 0; lines[i]; i++) {
+                        g_autofree char *line =
+                                i < 2 && lines[i + 1] ? assistant_text_escaped (lines[i], G_MAXSIZE)
+                                                      : g_strdup (lines[i]);
+                        g_print ("%s%s", line, lines[i + 1] ? "\n" : "");
+                }
+                break;
         }
-        /* A link or folder the guest left where a file was is said, not followed. */
-        if (!g_str_equal (now, "/dev/null") && (lstat (now, &st) < 0 || !S_ISREG (st.st_mode))) {
-                g_print (_ ("%s: not a file now\n"), name);
-                return;
+        case CORRAL_TASK_DIFF_IMAGE:
+                g_print (_ ("%s: image changed, %s → %s\n"), name, before, after);
+                break;
+        case CORRAL_TASK_DIFF_BINARY:
+                g_print (_ ("%s: changed, %s → %s\n"), name, before, after);
+                break;
+        case CORRAL_TASK_DIFF_TOO_LARGE:
+                g_print (_ ("%s: too large to compare here, %s → %s\n"), name, before, after);
+                break;
+        case CORRAL_TASK_DIFF_UNAVAILABLE:
+                g_print (_ ("%s: %s\n"), name, d->reason);
+                break;
+        case CORRAL_TASK_DIFF_NONE:
+                break;
         }
-        fflush (stdout);
-        if (!g_spawn_sync (NULL, (char **) argv, NULL,
-                           G_SPAWN_SEARCH_PATH | G_SPAWN_CHILD_INHERITS_STDIN, NULL, NULL, NULL,
-                           NULL, NULL, &error))
-                g_printerr ("corralctl: diff: %s\n", error->message);
 }
 
 static int
@@ -266,9 +281,21 @@ cmd_diff (const Task *t, char **which)
                         return CORRALCTL_EXIT_USAGE;
                 }
         }
-        for (guint i = 0; i < t->changes->len; i++)
-                if (named (t->changes->pdata[i], which))
-                        diff_one (t, t->changes->pdata[i]);
+        {
+                g_autoptr (GError) error = NULL;
+                g_autoptr (CorralTaskChanges) changes =
+                        corral_task_changes_load (t->vm_dir, &error);
+
+                if (!changes)
+                        return report (error);
+                for (guint i = 0; i < changes->changes->len; i++) {
+                        const CorralTaskChange *c = changes->changes->pdata[i];
+
+                        if (!which || !which[0] ||
+                            g_strv_contains ((const char *const *) which, c->key))
+                                diff_one (c);
+                }
+        }
         return 0;
 }
 
