@@ -17,7 +17,7 @@ struct _CorralSessionView {
         GtkWidget *chat;
         GtkWidget *panel_stack;
         GtkWidget *shares;
-        GtkWidget *files;
+        GtkWidget *changes;
         GtkWidget *terminal;
         GtkWidget *activity;
         GSignalGroup *source_signals;
@@ -28,13 +28,8 @@ G_DEFINE_FINAL_TYPE (CorralSessionView, corral_session_view, GTK_TYPE_WIDGET)
 static void
 on_tool_finished (CorralChatSource *source, CorralChatTool *tool, CorralSessionView *self)
 {
-        for (guint i = 0; i < tool->files_changed->len; i++) {
-                const char *vm_path = tool->files_changed->pdata[i];
-                g_autofree char *host =
-                        corral_shares_panel_host_path (CORRAL_SHARES_PANEL (self->shares), vm_path);
-
-                corral_files_panel_add (CORRAL_FILES_PANEL (self->files), vm_path, host);
-        }
+        /* The list is the change journal's: read again once a tool may have changed files. */
+        corral_changes_panel_reload (CORRAL_CHANGES_PANEL (self->changes));
 }
 
 static GtkWidget *
@@ -49,13 +44,13 @@ build_panel (CorralSessionView *self)
         self->panel_stack = adw_view_stack_new ();
         gtk_widget_set_vexpand (self->panel_stack, TRUE);
         self->shares = corral_shares_panel_new ();
-        self->files = corral_files_panel_new ();
+        self->changes = corral_changes_panel_new ();
         self->terminal = corral_terminal_panel_new ();
         self->activity = corral_activity_panel_new ();
         page = adw_view_stack_add_titled (ADW_VIEW_STACK (self->panel_stack), self->shares,
                                           "folders", _ ("Folders"));
         adw_view_stack_page_set_icon_name (page, "folder-symbolic");
-        page = adw_view_stack_add_titled (ADW_VIEW_STACK (self->panel_stack), self->files,
+        page = adw_view_stack_add_titled (ADW_VIEW_STACK (self->panel_stack), self->changes,
                                           "changes", _ ("Changes"));
         adw_view_stack_page_set_icon_name (page, "document-edit-symbolic");
         page = adw_view_stack_add_titled (ADW_VIEW_STACK (self->panel_stack), self->terminal,
@@ -137,7 +132,7 @@ corral_session_view_set_workspace (CorralSessionView *self, const char *vm_name,
         g_free (self->vm_dir);
         self->vm_name = g_strdup (vm_name);
         self->vm_dir = g_strdup (vm_dir);
-        corral_files_panel_clear (CORRAL_FILES_PANEL (self->files));
+        corral_changes_panel_set_vm_dir (CORRAL_CHANGES_PANEL (self->changes), vm_dir);
         corral_shares_panel_set_vm_dir (CORRAL_SHARES_PANEL (self->shares), vm_dir);
         corral_activity_panel_set_vm_dir (CORRAL_ACTIVITY_PANEL (self->activity), vm_dir);
 }
@@ -205,10 +200,10 @@ corral_session_view_get_shares (CorralSessionView *self)
         return CORRAL_SHARES_PANEL (self->shares);
 }
 
-CorralFilesPanel *
-corral_session_view_get_files (CorralSessionView *self)
+CorralChangesPanel *
+corral_session_view_get_changes (CorralSessionView *self)
 {
-        return CORRAL_FILES_PANEL (self->files);
+        return CORRAL_CHANGES_PANEL (self->changes);
 }
 
 CorralTerminalPanel *

@@ -9,7 +9,7 @@
 
 #include "corral-activity-panel.h"
 #include "corral-chat-view.h"
-#include "corral-files-panel.h"
+#include "corral-changes-panel.h"
 #include "corral-shares-panel.h"
 #include "corral-terminal-panel.h"
 
@@ -38,7 +38,7 @@ void corral_session_view_show_panel (CorralSessionView *self, const char *name);
 
 CorralChatView *corral_session_view_get_chat (CorralSessionView *self);
 CorralSharesPanel *corral_session_view_get_shares (CorralSessionView *self);
-CorralFilesPanel *corral_session_view_get_files (CorralSessionView *self);
+CorralChangesPanel *corral_session_view_get_changes (CorralSessionView *self);
 CorralTerminalPanel *corral_session_view_get_terminal (CorralSessionView *self);
 CorralActivityPanel *corral_session_view_get_activity (CorralSessionView *self);
 

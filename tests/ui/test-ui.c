@@ -522,16 +522,18 @@ test_chat (Fixture *f, gconstpointer data)
         g_assert_cmpstr (answers->pdata[1], ==, "network:deny");
         g_assert_true (ui_test_wait (not_busy, chat, 5000));
         g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 4);
-        /* Files changed: the summary and the approved deletion, mapped to the host folder. */
-        g_assert_cmpuint (corral_files_panel_get_n_files (corral_session_view_get_files (session)),
-                          ==, 2);
+        /* The Changes panel lists the change journal's changes (/ui/changes), not what tool
+         * cards say: the demo source wrote none. */
+        g_assert_cmpuint (
+                corral_changes_panel_get_n_changes (corral_session_view_get_changes (session)), ==,
+                0);
         ui_test_spin (300);
         ui_test_assert_buttons_named (win);
         assert_plain_words (win);
         ui_test_screenshot (win, "10-chat-done");
         corral_session_view_show_panel (session, "changes");
         ui_test_spin (400);
-        ui_test_screenshot (win, "11-changes");
+        ui_test_screenshot (win, "11-changes-none");
         corral_session_view_show_panel (session, "terminal");
         ui_test_spin (400);
         g_assert_nonnull (
@@ -539,6 +541,257 @@ test_chat (Fixture *f, gconstpointer data)
                         ?: ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL,
                                          "Terminal Not Connected Yet"));
         ui_test_screenshot (win, "12-terminal");
+}
+
+/* The Changes panel ------------------------------------------------------------------------- */
+
+static GBytes *
+png_bytes (guint8 r, guint8 g, guint8 b)
+{
+        guint8 pixels[64 * 48 * 4];
+        g_autoptr (GBytes) data = NULL;
+        g_autoptr (GdkTexture) texture = NULL;
+
+        for (gsize i = 0; i < sizeof pixels; i += 4) {
+                pixels[i] = (i / 4) % 64 < 32 ? r : 255 - r;
+                pixels[i + 1] = g;
+                pixels[i + 2] = b;
+                pixels[i + 3] = 255;
+        }
+        data = g_bytes_new (pixels, sizeof pixels);
+        texture = gdk_memory_texture_new (64, 48, GDK_MEMORY_R8G8B8A8, data, 64 * 4);
+        return gdk_texture_save_to_png_bytes (texture);
+}
+
+static void
+put (const char *dir, const char *name, const void *data, gssize len)
+{
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        g_autofree char *parent = g_path_get_dirname (path);
+
+        g_assert_cmpint (g_mkdir_with_parents (parent, 0700), ==, 0);
+        g_assert_true (g_file_set_contents (path, data, len, NULL));
+}
+
+static char *
+get (const char *dir, const char *name)
+{
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        char *text = NULL;
+
+        if (!g_file_get_contents (path, &text, NULL, NULL))
+                return NULL;
+        return text;
+}
+
+static gboolean
+changes_listed (gpointer data)
+{
+        void **args = data;
+
+        return !corral_changes_panel_get_busy (args[0]) &&
+               corral_changes_panel_get_n_changes (args[0]) == GPOINTER_TO_UINT (args[1]);
+}
+
+static gboolean
+review_shown (gpointer data)
+{
+        CorralChangeWindow *w = corral_changes_panel_get_review (data);
+
+        return w && g_strcmp0 (corral_change_window_get_shown (w), "loading") != 0;
+}
+
+static gboolean
+changes_dialog (gpointer data)
+{
+        return corral_changes_panel_get_dialog (data) != NULL;
+}
+
+static void
+changes_answer (CorralChangesPanel *panel, const char *response)
+{
+        AdwMessageDialog *d = corral_changes_panel_get_dialog (panel);
+
+        adw_message_dialog_response (d, response);
+        gtk_window_destroy (GTK_WINDOW (d));
+        ui_test_spin (50);
+}
+
+static guint
+count_lines (const char *text)
+{
+        guint n = 0;
+
+        for (const char *p = text; *p; p++)
+                n += *p == '\n';
+        return n;
+}
+
+/* A task's change journal as corral-fsd writes it (mounts/server/fs-journal.h; the server side
+ * is tested by the mount suites): the panel groups the changes, shows a text file's diff
+ * unified and side by side and an image's before and after, asks before undoing a file that
+ * changed on this computer since, and Undo All puts the folder back byte for byte. */
+static void
+test_changes (Fixture *f, gconstpointer data)
+{
+        g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+        g_autofree char *vm_dir = g_build_filename (state, "vms", "work", NULL);
+        g_autofree char *kept = g_build_filename (state, "kept", "work", NULL);
+        g_autofree char *journal = NULL, *notes_path = NULL;
+        g_autoptr (GBytes) red = png_bytes (200, 40, 40), blue = png_bytes (30, 60, 220);
+        const char *notes_before = "# Lisbon\n\nDay one: Alfama\nDay two: Belém\nDay three: "
+                                   "Sintra\n";
+        const char *notes_after = "# Lisbon\n\nDay one: Alfama and the castle\nDay two: Belém\n"
+                                  "Day three: Sintra\nDay four: Cascais\n";
+        g_autoptr (CorralDemoSource) demo = NULL;
+        CorralSessionView *session;
+        CorralChangesPanel *panel;
+        CorralChangeWindow *review;
+        GtkWidget *win = GTK_WIDGET (f->window);
+        g_autofree char *unified = NULL, *before = NULL, *after = NULL, *text = NULL;
+        GStatBuf st;
+
+        g_assert_cmpint (g_mkdir_with_parents (vm_dir, 0700), ==, 0);
+        g_assert_cmpint (g_mkdir_with_parents (kept, 0700), ==, 0);
+        /* How the folder is now, after the assistant. */
+        put (f->folder, "lisbon.md", notes_after, -1);
+        put (f->folder, "packing.md", "- passport\n- charger\n", -1);
+        put (f->folder, "photo.png", g_bytes_get_data (blue, NULL), g_bytes_get_size (blue));
+        put (f->folder, "trips/budget.ods", "PK\x03\x04\0\0 binary", 13);
+        /* The originals corral-fsd kept. */
+        put (kept, "Documents/1-lisbon.md", notes_before, -1);
+        put (kept, "Documents/2-photo.png", g_bytes_get_data (red, NULL), g_bytes_get_size (red));
+        put (kept, "Documents/3-old-plan.txt", "the old plan\n", -1);
+        g_assert_cmpint (g_stat (notes_path = g_build_filename (f->folder, "lisbon.md", NULL), &st),
+                         ==, 0);
+        journal = g_strdup_printf (
+                "{\"t\":\"share\",\"share\":\"Documents\",\"folder\":\"%s\",\"time\":1}\n"
+                "{\"t\":\"keep\",\"share\":\"Documents\",\"path\":\"lisbon.md\","
+                "\"copy\":\"Documents/1-lisbon.md\",\"size\":%zu,\"mode\":384,\"mtime\":1700000000,"
+                "\"mtime_ns\":0,\"time\":2}\n"
+                "{\"t\":\"wrote\",\"share\":\"Documents\",\"path\":\"lisbon.md\",\"size\":%zu,"
+                "\"mtime\":%" G_GINT64_FORMAT ",\"mtime_ns\":%ld,\"time\":3}\n"
+                "{\"t\":\"add\",\"share\":\"Documents\",\"path\":\"packing.md\",\"kind\":\"file\","
+                "\"time\":4}\n"
+                "{\"t\":\"keep\",\"share\":\"Documents\",\"path\":\"photo.png\","
+                "\"copy\":\"Documents/2-photo.png\",\"size\":%zu,\"mode\":384,\"time\":5}\n"
+                "{\"t\":\"keep\",\"share\":\"Documents\",\"path\":\"old-plan.txt\","
+                "\"copy\":\"Documents/3-old-plan.txt\",\"size\":13,\"mode\":384,\"time\":6}\n"
+                "{\"t\":\"delete\",\"share\":\"Documents\",\"path\":\"old-plan.txt\","
+                "\"kind\":\"file\",\"time\":7}\n"
+                "{\"t\":\"add\",\"share\":\"Documents\",\"path\":\"trips\",\"kind\":\"dir\","
+                "\"time\":8}\n"
+                "{\"t\":\"rename\",\"share\":\"Documents\",\"path\":\"budget.ods\","
+                "\"to\":\"trips/budget.ods\",\"kind\":\"file\",\"time\":9}\n",
+                f->folder, strlen (notes_before), strlen (notes_after), (gint64) st.st_mtime,
+                (long) st.st_mtim.tv_nsec, g_bytes_get_size (red));
+        put (kept, "changes.jsonl", journal, -1);
+
+        g_free (f->launcher->vm_dir);
+        f->launcher->vm_dir = g_strdup (vm_dir);
+        demo = start_session (f);
+        session = corral_window_get_session_view (f->window);
+        panel = corral_session_view_get_changes (session);
+        corral_session_view_show_panel (session, "changes");
+        g_assert_true (
+                ui_test_wait (changes_listed, (void *[]){ panel, GUINT_TO_POINTER (6) }, 5000));
+        ui_test_spin (300);
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Undo All"));
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Keep All"));
+        g_assert_nonnull (
+                ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Undo change to lisbon.md"));
+        ui_test_assert_buttons_named (win);
+        ui_test_screenshot (win, "11-changes");
+
+        /* A text file: the diff, unified and side by side (aligned line for line). */
+        g_assert_true (corral_changes_panel_review (panel, "Documents/lisbon.md"));
+        g_assert_true (ui_test_wait (review_shown, panel, 5000));
+        review = corral_changes_panel_get_review (panel);
+        g_assert_cmpstr (corral_change_window_get_shown (review), ==, "text");
+        unified = corral_change_window_get_text (review, "unified");
+        g_assert_nonnull (
+                strstr (unified, "--- a/Documents/lisbon.md\n+++ b/Documents/lisbon.md\n"));
+        g_assert_nonnull (
+                strstr (unified, "\n-Day one: Alfama\n+Day one: Alfama and the castle\n"));
+        g_assert_nonnull (strstr (unified, "\n+Day four: Cascais\n"));
+        gtk_window_set_default_size (GTK_WINDOW (review), 900, 520);
+        ui_test_spin (400);
+        ui_test_assert_buttons_named (GTK_WIDGET (review));
+        ui_test_screenshot (GTK_WIDGET (review), "11b-change-diff");
+        corral_change_window_show_side_by_side (review, TRUE);
+        before = corral_change_window_get_text (review, "before");
+        after = corral_change_window_get_text (review, "after");
+        g_assert_cmpuint (count_lines (before), ==, count_lines (after));
+        g_assert_true (g_str_has_prefix (before, "# Lisbon\n\nDay one: Alfama\n"));
+        g_assert_nonnull (strstr (after, "Day four: Cascais\n"));
+        ui_test_spin (300);
+        ui_test_screenshot (GTK_WIDGET (review), "11c-change-side-by-side");
+
+        /* An image: before and after. */
+        g_assert_true (corral_changes_panel_review (panel, "Documents/photo.png"));
+        g_assert_true (ui_test_wait (review_shown, panel, 5000));
+        review = corral_changes_panel_get_review (panel);
+        g_assert_cmpstr (corral_change_window_get_shown (review), ==, "image");
+        gtk_window_set_default_size (GTK_WINDOW (review), 900, 520);
+        ui_test_spin (400);
+        ui_test_screenshot (GTK_WIDGET (review), "11d-change-image");
+        /* Another file: sizes. */
+        g_assert_true (corral_changes_panel_review (panel, "Documents/trips/budget.ods"));
+        g_assert_true (ui_test_wait (review_shown, panel, 5000));
+        g_assert_cmpstr (corral_change_window_get_shown (corral_changes_panel_get_review (panel)),
+                         ==, "sizes");
+
+        /* Changed on this computer after the assistant: undo asks first, then puts it back. */
+        g_assert_true (corral_changes_panel_review (panel, "Documents/lisbon.md"));
+        g_assert_true (ui_test_wait (review_shown, panel, 5000));
+        put (f->folder, "lisbon.md", "the person's own edit\n", -1);
+        click (GTK_WIDGET (corral_changes_panel_get_review (panel)), "Undo This Change");
+        g_assert_true (ui_test_wait (changes_dialog, panel, 5000));
+        g_assert_nonnull (ui_test_find (GTK_WIDGET (corral_changes_panel_get_dialog (panel)),
+                                        GTK_ACCESSIBLE_ROLE_LABEL,
+                                        "Undo Changes Made on This Computer Too?"));
+        ui_test_screenshot (GTK_WIDGET (corral_changes_panel_get_dialog (panel)),
+                            "11e-dialog-undo-changed-since");
+        text = get (f->folder, "lisbon.md");
+        g_assert_cmpstr (text, ==, "the person's own edit\n");
+        g_clear_pointer (&text, g_free);
+        changes_answer (panel, "yes");
+        g_assert_true (
+                ui_test_wait (changes_listed, (void *[]){ panel, GUINT_TO_POINTER (5) }, 5000));
+        text = get (f->folder, "lisbon.md");
+        g_assert_cmpstr (text, ==, notes_before);
+        g_clear_pointer (&text, g_free);
+
+        /* Undo All: asked, then everything as it was. */
+        click (win, "Undo All");
+        g_assert_true (ui_test_wait (changes_dialog, panel, 5000));
+        changes_answer (panel, "yes");
+        g_assert_true (
+                ui_test_wait (changes_listed, (void *[]){ panel, GUINT_TO_POINTER (0) }, 5000));
+        text = get (f->folder, "old-plan.txt");
+        g_assert_cmpstr (text, ==, "the old plan\n");
+        g_clear_pointer (&text, g_free);
+        text = get (f->folder, "budget.ods");
+        g_assert_nonnull (text);
+        g_clear_pointer (&text, g_free);
+        {
+                g_autofree char *photo = NULL;
+                gsize len = 0;
+                g_autofree char *path = g_build_filename (f->folder, "photo.png", NULL);
+
+                g_assert_true (g_file_get_contents (path, &photo, &len, NULL));
+                g_assert_cmpmem (photo, len, g_bytes_get_data (red, NULL), g_bytes_get_size (red));
+        }
+        {
+                g_autofree char *trips = g_build_filename (f->folder, "trips", NULL);
+                g_assert_false (g_file_test (trips, G_FILE_TEST_EXISTS));
+        }
+        ui_test_spin (300);
+        g_assert_nonnull (
+                ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, "No Changes Yet")
+                        ?: ui_test_find (win, GTK_ACCESSIBLE_ROLE_GROUP, "No Changes Yet"));
+        ui_test_screenshot (win, "11f-changes-undone");
+        (void) demo;
 }
 
 /* The terminal panel against a real corral-agent on a socketpair (no VM) ----------------------- */
@@ -2007,6 +2260,7 @@ main (int argc, char **argv)
         ADD ("start-error", test_start_error);
         ADD ("chat", test_chat);
         ADD ("approval-shown", test_approval_shown);
+        ADD ("changes", test_changes);
         ADD ("terminal", test_terminal);
         ADD ("stop", test_stop);
         ADD ("shares", test_shares);
