@@ -7,9 +7,13 @@
  *   3. 2,000 small files: create, stat (ls -l), unlink (rm -r)
  *   4. git status in a 5,000-file repository (guest caches dropped first)
  * Each row prints both times and the ratio virtiofsd time / Corral time (>= 1: Corral is as
- * fast or faster; the goal is >= 0.5 on every row). After an untimed round through both, the
- * two paths take turns for BENCH_ROUNDS timed rounds and each time is the median of its
- * rounds: on these machines one run of a row can be 40 % off the next.
+ * fast or faster; the goal is >= 0.5 on every row). Corral runs as every task's does, keeping
+ * the change journal and the originals of changed files (fs-journal.h), and once more with
+ * corral-fsd --no-keep (restarted between the two; the guest's corral-fs reconnects): the
+ * journal's cost is journal / no journal (goal <= 1.10 on small files and git status). After
+ * an untimed round through all three, they take turns for BENCH_ROUNDS timed rounds and each
+ * time is the median of its rounds: on these machines one run of a row can be 40 % off the
+ * next.
  *
  * The standard image is booted with plain QEMU (TCG), built first if it is not cached.
  * BENCH_MOUNTS_MIB overrides the 256 MiB.
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench-common.h"
@@ -141,10 +146,47 @@ timed (CorralAgentClient *client, BenchVm *vm, const char *cmd, gboolean confine
 
 #define BENCH_ROUNDS 3
 
+static GPid fsd;
+static gboolean fsd_keeps;
+static char *fsd_sock, *fsd_shm, *fsd_share, *fsd_kept;
+
+/* corral-fsd with the journal (keep) or --no-keep, the previous one stopped first; the guest's
+ * corral-fs connects again. */
+static void
+start_fsd (CorralAgentClient *client, BenchVm *vm, gboolean keep)
+{
+        const char *argv[] = { g_getenv ("CORRAL_FSD_PATH"),
+                               "--connect",
+                               fsd_sock,
+                               "--share",
+                               fsd_share,
+                               "--shm",
+                               fsd_shm,
+                               keep ? "--keep-dir" : "--no-keep",
+                               keep ? fsd_kept : NULL,
+                               NULL };
+        int status = 0;
+
+        if (fsd && fsd_keeps == keep)
+                return;
+        if (fsd) {
+                kill (fsd, SIGTERM);
+                waitpid (fsd, &status, 0);
+                g_spawn_close_pid (fsd);
+        }
+        fsd = spawn (argv);
+        fsd_keeps = keep;
+        if (client)
+                timed (client, vm,
+                       "for i in $(seq 300); do test -d /workspace/b/repo && exit 0; "
+                       "sleep 0.1; done; exit 1",
+                       FALSE);
+}
+
 typedef struct {
         const char *name;
-        double t[2]; /* [0] Corral, [1] virtiofsd: the median of the rounds */
-        GArray *runs[2];
+        double t[3]; /* [0] Corral, [1] virtiofsd, [2] Corral --no-keep: medians of the rounds */
+        GArray *runs[3];
 } Row;
 
 static void
@@ -155,9 +197,11 @@ row_add (Row *row, int k, double t)
         g_array_append_val (row->runs[k], t);
 }
 
+/* k: 0 Corral, 1 virtiofsd, 2 Corral without the journal */
 static void
-workloads (CorralAgentClient *client, BenchVm *vm, const char *dir, guint mib, Row *rows)
+workloads (CorralAgentClient *client, BenchVm *vm, int k, guint mib, Row *rows)
 {
+        const char *dir = k == 1 ? "/mnt/vfs" : "/workspace/b";
         g_autofree char *write = g_strdup_printf (
                 "dd if=/dev/zero of=%s/big bs=1M count=%u conv=fsync status=none", dir, mib);
         g_autofree char *read =
@@ -170,8 +214,7 @@ workloads (CorralAgentClient *client, BenchVm *vm, const char *dir, guint mib, R
                 "git -c safe.directory='*' -C %s/repo status --porcelain >/dev/null", dir);
         g_autofree char *rm = g_strdup_printf ("rm %s/big", dir);
         const char *drop = "sync && echo 3 > /proc/sys/vm/drop_caches";
-        int k = g_str_has_prefix (dir, "/workspace") ? 0 : 1;
-        gboolean c = k == 0; /* Corral's rows run as the assistant's commands do */
+        gboolean c = k != 1; /* Corral's rows run as the assistant's commands do */
 
         /* Each row starts from the same guest: nothing cached, memory free. */
         timed (client, vm, drop, c);
@@ -184,6 +227,14 @@ workloads (CorralAgentClient *client, BenchVm *vm, const char *dir, guint mib, R
         timed (client, vm, git, c); /* refreshes the index's stat data once */
         timed (client, vm, drop, c);
         row_add (&rows[3], k, timed (client, vm, git, c));
+}
+
+static void
+round_of (CorralAgentClient *client, BenchVm *vm, int k, guint mib, Row *rows)
+{
+        if (k != 1)
+                start_fsd (client, vm, k == 0);
+        workloads (client, vm, k, mib, rows);
 }
 
 int
@@ -203,7 +254,7 @@ main (int argc, char **argv)
                        { "2000 small files" },
                        { "git status, 5000 files" } };
         BenchVm vm;
-        GPid vfsd, fsd;
+        GPid vfsd;
 
         if (!g_file_test (VIRTIOFSD, G_FILE_TEST_IS_EXECUTABLE))
                 g_error ("%s is missing (package qemu-system-x86)", VIRTIOFSD);
@@ -267,18 +318,11 @@ main (int argc, char **argv)
         for (int i = 0; i < 500 && !g_file_test (shm, G_FILE_TEST_EXISTS); i++)
                 g_usleep (10000);
         mark_shm (shm);
-        {
-                g_autofree char *share = g_strdup_printf ("b:rw:%s", ours);
-                const char *fargv[] = { g_getenv ("CORRAL_FSD_PATH"),
-                                        "--connect",
-                                        fs_sock,
-                                        "--share",
-                                        share,
-                                        "--shm",
-                                        shm,
-                                        NULL };
-                fsd = spawn (fargv);
-        }
+        fsd_sock = fs_sock;
+        fsd_shm = shm;
+        fsd_share = g_strdup_printf ("b:rw:%s", ours);
+        fsd_kept = g_build_filename (scratch, "kept", NULL);
+        start_fsd (NULL, &vm, TRUE);
         g_print ("booting the standard image...\n");
         client = bench_vm_connect_agent (&vm);
         timed (client, &vm,
@@ -291,34 +335,38 @@ main (int argc, char **argv)
          * has touched yet costs a fault the first time (much more so when this machine is
          * itself a VM), and that would fall on whichever path ran first. */
         g_print ("warm-up round...\n");
-        workloads (client, &vm, "/workspace/b", mib, rows);
-        workloads (client, &vm, "/mnt/vfs", mib, rows);
+        for (int k = 0; k < 3; k++)
+                round_of (client, &vm, k, mib, rows);
         for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
-                for (int k = 0; k < 2; k++)
+                for (int k = 0; k < 3; k++)
                         g_array_set_size (rows[i].runs[k], 0);
         for (int round = 1; round <= BENCH_ROUNDS; round++) {
+                static const int order[][3] = { { 0, 1, 2 }, { 1, 2, 0 }, { 2, 0, 1 } };
+
                 g_print ("timed round %d of %d...\n", round, BENCH_ROUNDS);
-                /* Who goes first alternates, so neither always follows the other. */
-                workloads (client, &vm, round % 2 ? "/workspace/b" : "/mnt/vfs", mib, rows);
-                workloads (client, &vm, round % 2 ? "/mnt/vfs" : "/workspace/b", mib, rows);
+                /* Who goes first rotates, so none always follows another. */
+                for (int i = 0; i < 3; i++)
+                        round_of (client, &vm, order[(round - 1) % 3][i], mib, rows);
         }
         check_shm_used (shm);
 
-        g_print ("\n%-24s %12s %12s %8s   %s\n", "shared folder", "Corral (s)", "virtiofsd (s)",
-                 "ratio", "rounds (Corral / virtiofsd)");
+        g_print ("\n%-24s %12s %12s %8s %14s %9s   %s\n", "shared folder", "Corral (s)",
+                 "virtiofsd (s)", "ratio", "no journal (s)", "journal",
+                 "rounds (Corral / virtiofsd / no journal)");
         for (guint i = 0; i < G_N_ELEMENTS (rows); i++) {
                 g_autoptr (GString) runs = g_string_new (NULL);
 
-                for (int k = 0; k < 2; k++) {
+                for (int k = 0; k < 3; k++) {
                         for (guint r = 0; r < rows[i].runs[k]->len; r++)
                                 g_string_append_printf (runs, " %.2f",
                                                         g_array_index (rows[i].runs[k], double, r));
-                        if (k == 0)
+                        if (k < 2)
                                 g_string_append (runs, " /");
                         rows[i].t[k] = bench_median (rows[i].runs[k]);
                 }
-                g_print ("%-24s %12.2f %12.2f %8.2f  %s\n", rows[i].name, rows[i].t[0],
-                         rows[i].t[1], rows[i].t[1] / rows[i].t[0], runs->str);
+                g_print ("%-24s %12.2f %12.2f %8.2f %14.2f %9.2f  %s\n", rows[i].name, rows[i].t[0],
+                         rows[i].t[1], rows[i].t[1] / rows[i].t[0], rows[i].t[2],
+                         rows[i].t[0] / rows[i].t[2], runs->str);
         }
 
         bench_vm_stop (&vm);
@@ -327,17 +375,21 @@ main (int argc, char **argv)
         g_unlink (shm);
         g_spawn_close_pid (fsd);
         g_spawn_close_pid (vfsd);
+        g_free (fsd_share);
+        g_free (fsd_kept);
         g_free (cmd);
         cmd = g_strdup_printf ("rm -rf %s", scratch);
         sh (cmd);
         {
-                double worst = 1e9;
+                double worst = 1e9, journal = 0;
                 for (guint i = 0; i < G_N_ELEMENTS (rows); i++) {
                         worst = MIN (worst, rows[i].t[1] / rows[i].t[0]);
-                        g_array_unref (rows[i].runs[0]);
-                        g_array_unref (rows[i].runs[1]);
+                        journal = MAX (journal, rows[i].t[0] / rows[i].t[2]);
+                        for (int k = 0; k < 3; k++)
+                                g_array_unref (rows[i].runs[k]);
                 }
                 g_print ("mounts: worst row %.2fx virtiofsd (goal >= 0.5)\n", worst);
+                g_print ("mounts: the journal costs at most %.2fx (goal <= 1.10)\n", journal);
         }
         return 0;
 }

@@ -320,6 +320,79 @@ for line in open(sys.argv[1]):
         sys.exit(1)
 PY
 
+# --- review and undo (issue 20) in the same VM ---------------------------------------------------
+log "git checkout, git rebase and pip install -t in a shared folder, then undo all"
+PROJ=$DATA/proj
+mkdir -p "$PROJ" && (
+	cd "$PROJ" && git init -q -b main && printf 'one\ntwo\n' >notes.txt && mkdir -p src &&
+		printf 'print("hi")\n' >src/app.py && chmod 755 src/app.py && git add . &&
+		git -c user.name=t -c user.email=t@t commit -qm init &&
+		git checkout -qb topic && echo topic >>notes.txt &&
+		git -c user.name=t -c user.email=t@t commit -qam topic && git checkout -q main &&
+		echo main >src/extra.txt && git add src/extra.txt &&
+		git -c user.name=t -c user.email=t@t commit -qm main && echo '*.whl' >>.git/info/exclude
+) || fail "cannot make the project repository"
+# A wheel made here (the VM has no network for pip): an installable package in the share.
+python3 - "$PROJ/demo_pkg-1.0-py3-none-any.whl" <<'PY' || fail "cannot make the wheel"
+import base64, hashlib, sys, zipfile
+files = {"demo_pkg/__init__.py": b"VALUE = 42\n",
+         "demo_pkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n",
+         "demo_pkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: corral-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+record = ""
+for name, data in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record += f"{name},sha256={digest},{len(data)}\n"
+record += "demo_pkg-1.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for name, data in files.items():
+        z.writestr(name, data)
+    z.writestr("demo_pkg-1.0.dist-info/RECORD", record)
+PY
+# Every name under the folder with its type, mode, content hash or link target, and a file's
+# modification time: the folder as it must be again after undo.
+manifest() {
+	python3 - "$1" <<'PY'
+import hashlib, os, stat, sys
+root = sys.argv[1]
+for dirpath, dirs, files in os.walk(root):
+    dirs.sort()
+    for name in sorted(dirs + files):
+        p = os.path.join(dirpath, name)
+        st = os.lstat(p)
+        rel = os.path.relpath(p, root)
+        if stat.S_ISREG(st.st_mode):
+            h = hashlib.sha256(open(p, "rb").read()).hexdigest()
+            print(rel, "f", oct(st.st_mode & 0o7777), h, st.st_mtime_ns)
+        elif stat.S_ISLNK(st.st_mode):
+            print(rel, "l", os.readlink(p))
+        else:
+            print(rel, "d", oct(st.st_mode & 0o7777))
+PY
+}
+manifest "$PROJ" >"$DATA/before.manifest"
+"$CTL" share add etest "$PROJ" --mode rw >>"$DATA/ctl.out" 2>&1 || fail "share add the project"
+out=$(run 'cd /workspace/proj && git config --global --add safe.directory /workspace/proj &&
+	git checkout -q topic && git -c user.name=a -c user.email=a@a rebase -q main &&
+	git checkout -q -b work && echo work >>notes.txt && chmod 600 notes.txt &&
+	git -c user.name=a -c user.email=a@a commit -qam work && rm src/extra.txt &&
+	mv src/app.py src/main.py && python3 -m pip install -q --no-index --no-deps -t vendor ./demo_pkg-1.0-py3-none-any.whl &&
+	PYTHONPATH=vendor python3 -c "import demo_pkg; print(demo_pkg.VALUE)"' 2>&1) ||
+	fail "git and pip in the share: $out"
+[ "$(tail -1 <<<"$out")" = 42 ] || fail "the package did not install: $out"
+manifest "$PROJ" >"$DATA/during.manifest"
+cmp -s "$DATA/before.manifest" "$DATA/during.manifest" && fail "nothing changed in the share"
+changes=$("$CTL" changes etest 2>&1) || fail "corralctl changes: $changes"
+grep -q 'vendor/demo_pkg/__init__.py' <<<"$changes" || fail "the installed package is not listed: $changes"
+grep -q 'proj/src/main.py' <<<"$changes" || fail "the move is not listed: $changes"
+out=$("$CTL" undo etest --all 2>&1) || fail "corralctl undo --all: $out"
+manifest "$PROJ" >"$DATA/after.manifest"
+diff "$DATA/before.manifest" "$DATA/after.manifest" >&2 || fail "undo all did not put the share back as it was"
+[ -z "$("$CTL" changes etest --json 2>/dev/null | tr -d '[]\n ')" ] || fail "changes are still listed after undo all"
+out=$(run 'cd /workspace/proj && git log --oneline | wc -l && git status --porcelain | wc -l') ||
+	fail "git in the share after undo: $out"
+[ "$out" = "$(printf '2\n0')" ] || fail "the guest does not see the repository as it was: $out"
+"$CTL" share rm etest proj >>"$DATA/ctl.out" 2>&1 || fail "share rm the project"
+
 # Last: it puts the real value into the guest.
 log "a guest that sends the real value turns its network off, and the person is told why"
 out=$(run "curl -s -o /dev/null -w '%{http_code}' https://host.corral.internal:$HTTPS/hello -H 'X-Note: $CANARY'") || true
