@@ -348,7 +348,6 @@ on_compared (GObject *source, GAsyncResult *res, gpointer user_data)
         g_autoptr (CorralChangeWindow) self = user_data;
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralTaskDiff) d = corral_run_in_thread_finish (res, &error);
-        g_autofree char *markup = NULL;
 
         if (g_cancellable_is_cancelled (self->cancellable))
                 return;

@@ -607,6 +607,15 @@ changes_dialog (gpointer data)
         return corral_changes_panel_get_dialog (data) != NULL;
 }
 
+static gboolean
+changes_dialog_shown (gpointer data)
+{
+        AdwMessageDialog *d = corral_changes_panel_get_dialog (data);
+
+        return d && gtk_widget_get_mapped (GTK_WIDGET (d)) &&
+               gtk_widget_get_width (GTK_WIDGET (d)) > 0;
+}
+
 static void
 changes_answer (CorralChangesPanel *panel, const char *response)
 {
@@ -750,6 +759,8 @@ test_changes (Fixture *f, gconstpointer data)
         g_assert_nonnull (ui_test_find (GTK_WIDGET (corral_changes_panel_get_dialog (panel)),
                                         GTK_ACCESSIBLE_ROLE_LABEL,
                                         "Undo Changes Made on This Computer Too?"));
+        /* Slow builds (ASan) allocate the new dialog a little later. */
+        g_assert_true (ui_test_wait (changes_dialog_shown, panel, 5000));
         ui_test_screenshot (GTK_WIDGET (corral_changes_panel_get_dialog (panel)),
                             "11e-dialog-undo-changed-since");
         text = get (f->folder, "lisbon.md");
