@@ -36,8 +36,9 @@ task_clear (Task *t)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Task, task_clear)
 
+/* list: read the journal's changes (diff and undo read them themselves) */
 static gboolean
-task_open (Task *t, const char *vm, GError **error)
+task_open (Task *t, const char *vm, gboolean list, GError **error)
 {
         g_autofree char *kept = NULL;
 
@@ -50,6 +51,8 @@ task_open (Task *t, const char *vm, GError **error)
                              _ ("There is no VM named “%s” (see “corralctl vm ls”)"), vm);
                 return FALSE;
         }
+        if (!list)
+                return TRUE;
         t->changes = corral_shares_changes (t->vm_dir, &t->folders, &t->complete, error);
         return t->changes != NULL;
 }
@@ -203,14 +206,6 @@ cmd_changes (const Task *t, const char *vm, gboolean json)
         return 0;
 }
 
-static gboolean
-named (const FsJournalChange *c, char **which)
-{
-        g_autofree char *key = g_strconcat (c->share, "/", c->path, NULL);
-
-        return !which || !which[0] || g_strv_contains ((const char *const *) which, key);
-}
-
 /* A size in bytes, or "nothing" for a side that is not there. */
 static char *
 bytes_text (gint64 size)
@@ -270,10 +265,17 @@ diff_one (const CorralTaskChange *c)
 static int
 cmd_diff (const Task *t, char **which)
 {
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralTaskChanges) changes = corral_task_changes_load (t->vm_dir, &error);
+
+        if (!changes)
+                return report (error);
         for (guint i = 0; which && which[i]; i++) {
                 gboolean found = FALSE;
-                for (guint k = 0; k < t->changes->len && !found; k++)
-                        found = named (t->changes->pdata[k], (char *[]){ which[i], NULL });
+                for (guint k = 0; k < changes->changes->len && !found; k++)
+                        found = g_str_equal (
+                                ((const CorralTaskChange *) changes->changes->pdata[k])->key,
+                                which[i]);
                 if (!found) {
                         g_printerr (_ ("corralctl: “%s” is not among the changes (see "
                                        "“corralctl changes”)\n"),
@@ -281,20 +283,11 @@ cmd_diff (const Task *t, char **which)
                         return CORRALCTL_EXIT_USAGE;
                 }
         }
-        {
-                g_autoptr (GError) error = NULL;
-                g_autoptr (CorralTaskChanges) changes =
-                        corral_task_changes_load (t->vm_dir, &error);
+        for (guint i = 0; i < changes->changes->len; i++) {
+                const CorralTaskChange *c = changes->changes->pdata[i];
 
-                if (!changes)
-                        return report (error);
-                for (guint i = 0; i < changes->changes->len; i++) {
-                        const CorralTaskChange *c = changes->changes->pdata[i];
-
-                        if (!which || !which[0] ||
-                            g_strv_contains ((const char *const *) which, c->key))
-                                diff_one (c);
-                }
+                if (!which || !which[0] || g_strv_contains ((const char *const *) which, c->key))
+                        diff_one (c);
         }
         return 0;
 }
@@ -387,7 +380,8 @@ corralctl_changes_main (int argc, char **argv)
                 return CORRALCTL_EXIT_USAGE;
         if (argc < 2 || (argc != 2 && (g_str_equal (cmd, "changes") || g_str_equal (cmd, "keep"))))
                 return corralctl_usage_error (cmd, parameter);
-        if (!task_open (&task, argv[1], &error))
+        if (!task_open (&task, argv[1], g_str_equal (cmd, "changes") || g_str_equal (cmd, "keep"),
+                        &error))
                 return report (error);
         if (g_str_equal (cmd, "changes"))
                 return cmd_changes (&task, argv[1], json);

@@ -28,6 +28,7 @@ struct _CorralChangesPanel {
         GtkWidget *groups; /* box of AdwPreferencesGroup, one per kind */
         CorralTaskChanges *changes;
         char *signature; /* what the list showed last, to rebuild only when it changed */
+        char *stamp; /* the journal's when it was read last (corral_task_changes_stamp) */
         guint timer;
         gboolean loading;
         gboolean working; /* an undo or keep runs */
@@ -537,10 +538,48 @@ rebuild (CorralChangesPanel *self)
                                           list->len || !self->changes->complete ? "list" : "empty");
 }
 
+typedef struct {
+        char *vm_dir;
+        char *stamp; /* (nullable) the journal's when the list was read last */
+} LoadJob;
+
+typedef struct {
+        char *stamp;
+        CorralTaskChanges *changes; /* NULL: the journal did not change */
+} Loaded;
+
+static void
+load_job_free (LoadJob *j)
+{
+        g_free (j->vm_dir);
+        g_free (j->stamp);
+        g_free (j);
+}
+
+static void
+loaded_free (Loaded *l)
+{
+        g_free (l->stamp);
+        corral_task_changes_free (l->changes);
+        g_free (l);
+}
+
+/* The journal is read again only when it changed (it may hold 64 MiB; the panel asks every
+ * 2 s while it is shown). */
 static gpointer
 load_in_thread (gpointer data, GCancellable *cancellable, GError **error)
 {
-        return corral_task_changes_load (data, error);
+        LoadJob *j = data;
+        Loaded *l = g_new0 (Loaded, 1);
+
+        l->stamp = corral_task_changes_stamp (j->vm_dir);
+        if (g_strcmp0 (l->stamp, j->stamp) == 0)
+                return l;
+        if (!(l->changes = corral_task_changes_load (j->vm_dir, error))) {
+                loaded_free (l);
+                return NULL;
+        }
+        return l;
 }
 
 static void
@@ -548,13 +587,25 @@ on_loaded (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         g_autoptr (CorralChangesPanel) self = user_data;
         g_autoptr (GError) error = NULL;
-        CorralTaskChanges *changes = corral_run_in_thread_finish (res, &error);
+        Loaded *loaded = corral_run_in_thread_finish (res, &error);
+        CorralTaskChanges *changes = NULL;
         g_autofree char *sig = NULL;
 
         self->loading = FALSE;
         if (g_cancellable_is_cancelled (self->cancellable)) {
-                corral_task_changes_free (changes);
+                if (loaded)
+                        loaded_free (loaded);
                 return;
+        }
+        if (loaded && !loaded->changes) { /* unchanged */
+                loaded_free (loaded);
+                return;
+        }
+        if (loaded) {
+                changes = g_steal_pointer (&loaded->changes);
+                g_free (self->stamp);
+                self->stamp = g_steal_pointer (&loaded->stamp);
+                loaded_free (loaded);
         }
         if (!changes) {
                 /* A damaged journal: said where the list would be, nothing removed. */
@@ -578,13 +629,18 @@ on_loaded (GObject *source, GAsyncResult *res, gpointer user_data)
 void
 corral_changes_panel_reload (CorralChangesPanel *self)
 {
+        LoadJob *job;
+
         g_return_if_fail (CORRAL_IS_CHANGES_PANEL (self));
         if (!self->vm_dir || self->loading || self->working)
                 return;
+        job = g_new0 (LoadJob, 1);
+        job->vm_dir = g_strdup (self->vm_dir);
+        job->stamp = g_strdup (self->stamp);
         self->loading = TRUE;
-        corral_run_in_thread (load_in_thread, g_strdup (self->vm_dir), g_free,
-                              (GDestroyNotify) corral_task_changes_free, self->cancellable,
-                              on_loaded, g_object_ref (self));
+        corral_run_in_thread (load_in_thread, job, (GDestroyNotify) load_job_free,
+                              (GDestroyNotify) loaded_free, self->cancellable, on_loaded,
+                              g_object_ref (self));
 }
 
 static gboolean
@@ -600,6 +656,8 @@ corral_changes_panel_map (GtkWidget *widget)
         CorralChangesPanel *self = CORRAL_CHANGES_PANEL (widget);
 
         GTK_WIDGET_CLASS (corral_changes_panel_parent_class)->map (widget);
+        /* Shown again: sizes afresh too (files may have changed on this computer). */
+        g_clear_pointer (&self->stamp, g_free);
         corral_changes_panel_reload (self);
         if (!self->timer)
                 self->timer = g_timeout_add_seconds (2, on_timer, self);
@@ -645,6 +703,7 @@ corral_changes_panel_finalize (GObject *object)
         g_clear_object (&self->cancellable);
         g_clear_pointer (&self->changes, corral_task_changes_free);
         g_free (self->signature);
+        g_free (self->stamp);
         g_free (self->vm_dir);
         G_OBJECT_CLASS (corral_changes_panel_parent_class)->finalize (object);
 }
@@ -748,6 +807,7 @@ corral_changes_panel_set_vm_dir (CorralChangesPanel *self, const char *vm_dir)
         self->vm_dir = g_strdup (vm_dir);
         g_clear_pointer (&self->changes, corral_task_changes_free);
         g_clear_pointer (&self->signature, g_free);
+        g_clear_pointer (&self->stamp, g_free);
         empty_page (self);
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "empty");
         corral_changes_panel_reload (self);

@@ -137,6 +137,19 @@ corral_task_changes_load (const char *vm_dir, GError **error)
         return changes;
 }
 
+char *
+corral_task_changes_stamp (const char *vm_dir)
+{
+        g_autofree char *kept = corral_shares_kept_dir (vm_dir);
+        g_autofree char *path = g_build_filename (kept, FS_JOURNAL_FILE, NULL);
+        struct stat st;
+
+        if (stat (path, &st) < 0)
+                return g_strdup ("");
+        return g_strdup_printf ("%lld:%lld.%09ld", (long long) st.st_size,
+                                (long long) st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
 /* Undo and keep ------------------------------------------------------------------------------- */
 
 void

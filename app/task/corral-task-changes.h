@@ -56,6 +56,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralTaskChanges, corral_task_changes_free)
  * naming the file and line when the journal is damaged. */
 CorralTaskChanges *corral_task_changes_load (const char *vm_dir, GError **error);
 
+/* The journal's size and modification time as a string, to tell cheaply (one stat) whether it
+ * changed since the last corral_task_changes_load(); "" when there is none. */
+char *corral_task_changes_stamp (const char *vm_dir);
+
 /* What became of one change the person asked to undo. */
 typedef struct {
         char *key; /* SHARE/PATH */
