@@ -57,27 +57,16 @@ task_open (Task *t, const char *vm, gboolean list, GError **error)
         return t->changes != NULL;
 }
 
-/* The file a change names now on this computer, or NULL (its share's folder is not known). */
-static char *
-path_now (const Task *t, const FsJournalChange *c)
-{
-        const char *folder = g_hash_table_lookup (t->folders, c->share);
-
-        return folder ? g_build_filename (folder, c->path, NULL) : NULL;
-}
-
-/* The file's size now, or -1 when it is not there or its share is not known. */
+/* The file's size now, or -1 when it is not there or its share is not known. Looked up beneath
+ * the share's folder as the app does: a folder the guest turned into a link is not followed. */
 static gint64
 size_now (const Task *t, const FsJournalChange *c)
 {
-        g_autofree char *path = path_now (t, c);
-        struct stat st;
+        const char *folder = g_hash_table_lookup (t->folders, c->share);
 
-        if (!path || c->kind == FS_JOURNAL_DELETED)
+        if (!folder || c->kind == FS_JOURNAL_DELETED || c->type == 'd' || c->type == 'l')
                 return -1;
-        if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode))
-                return -1;
-        return st.st_size;
+        return corral_task_changes_size_beneath (folder, c->path);
 }
 
 /* SHARE/PATH as the person reads it: the names are the guest's, shown on one line with their
@@ -175,6 +164,28 @@ report (GError *error)
         return CORRALCTL_EXIT_USAGE;
 }
 
+/* "Originals kept for undo: 12 kB of 2.1 GB" (only what is used once the VM is gone). */
+static void
+print_kept_space (const Task *t)
+{
+        g_autoptr (GError) error = NULL;
+        guint64 used = 0, space = 0;
+        g_autofree char *used_text = NULL, *space_text = NULL;
+
+        if (!corral_shares_kept_space (t->vm_dir, &used, &space, &error)) {
+                g_printerr ("corralctl: %s\n", error->message);
+                return;
+        }
+        used_text = g_format_size (used);
+        if (space == 0) {
+                g_print (_ ("Originals kept for undo: %s.\n"), used_text);
+                return;
+        }
+        space_text = g_format_size (space);
+        /* Translators: sizes, "12 kB of 2.1 GB" */
+        g_print (_ ("Originals kept for undo: %s of %s.\n"), used_text, space_text);
+}
+
 static int
 cmd_changes (const Task *t, const char *vm, gboolean json)
 {
@@ -195,6 +206,7 @@ cmd_changes (const Task *t, const char *vm, gboolean json)
         }
         if (changes->len == 0 && t->complete) {
                 g_print (_ ("No changes in %s’s shared folders.\n"), vm);
+                print_kept_space (t);
                 return 0;
         }
         for (guint i = 0; i < changes->len; i++)
@@ -203,6 +215,7 @@ cmd_changes (const Task *t, const char *vm, gboolean json)
                 g_print (_ ("The list of changes filled up: what the assistant changed after that "
                             "is not listed and cannot be undone. Keep or undo these changes to "
                             "start a new list.\n"));
+        print_kept_space (t);
         return 0;
 }
 
@@ -342,13 +355,51 @@ cmd_keep (const Task *t)
         return 0;
 }
 
+/* --kept-space: for a VM that exists, running or not (SECURITY.md F21). */
+static int
+cmd_set_kept_space (const char *vm, const char *text)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *vm_dir = corralctl_vm_dir (vm, &error);
+        guint64 mib = 0;
+
+        if (!vm_dir)
+                return report (error);
+        if (!g_ascii_string_to_unsigned (text, 10, 0, FS_KEPT_SPACE_MAX_MIB, &mib, NULL) ||
+            (mib != 0 && mib < FS_KEPT_SPACE_MIN_MIB)) {
+                g_printerr (_ ("corralctl: --kept-space takes a number of megabytes from %u to "
+                               "%u, or 0 for the default\n"),
+                            FS_KEPT_SPACE_MIN_MIB, FS_KEPT_SPACE_MAX_MIB);
+                return CORRALCTL_EXIT_USAGE;
+        }
+        if (!g_file_test (vm_dir, G_FILE_TEST_IS_DIR)) {
+                g_printerr (_ ("corralctl: There is no VM named “%s” (see “corralctl vm ls”)\n"),
+                            vm);
+                return CORRALCTL_EXIT_USAGE;
+        }
+        if (!corral_shares_set_kept_space (vm_dir, (guint) mib, &error))
+                return report (error);
+        {
+                g_autofree char *size =
+                        g_format_size ((mib ? mib : FS_KEPT_SPACE_DEFAULT_MIB) << 20);
+                g_print (_ ("The originals kept for undo in %s may now take up to %s.\n"), vm,
+                         size);
+        }
+        return 0;
+}
+
 int
 corralctl_changes_main (int argc, char **argv)
 {
         gboolean json = FALSE, all = FALSE, force = FALSE;
-        const GOptionEntry changes_entries[] = { { "json", 0, 0, G_OPTION_ARG_NONE, &json,
-                                                   N_ ("Print the changes as JSON"), NULL },
-                                                 G_OPTION_ENTRY_NULL };
+        char *kept_space = NULL;
+        const GOptionEntry changes_entries[] = {
+                { "json", 0, 0, G_OPTION_ARG_NONE, &json, N_ ("Print the changes as JSON"), NULL },
+                { "kept-space", 0, 0, G_OPTION_ARG_STRING, &kept_space,
+                  N_ ("Let the originals kept for undo take up to MIB megabytes (0: the default)"),
+                  N_ ("MIB") },
+                G_OPTION_ENTRY_NULL
+        };
         const GOptionEntry undo_entries[] = {
                 { "all", 0, 0, G_OPTION_ARG_NONE, &all, N_ ("Undo every change"), NULL },
                 { "force", 0, 0, G_OPTION_ARG_NONE, &force,
@@ -371,6 +422,7 @@ corralctl_changes_main (int argc, char **argv)
                         : _ ("Keep every change the assistant made and remove the originals");
         g_autoptr (GError) error = NULL;
         g_auto (Task) task = { 0 };
+        g_autofree char *kept_space_owned = NULL;
 
         if (!corralctl_options_parse (cmd, parameter, summary,
                                       g_str_equal (cmd, "changes") ? changes_entries
@@ -380,6 +432,9 @@ corralctl_changes_main (int argc, char **argv)
                 return CORRALCTL_EXIT_USAGE;
         if (argc < 2 || (argc != 2 && (g_str_equal (cmd, "changes") || g_str_equal (cmd, "keep"))))
                 return corralctl_usage_error (cmd, parameter);
+        kept_space_owned = kept_space;
+        if (kept_space)
+                return cmd_set_kept_space (argv[1], kept_space);
         if (!task_open (&task, argv[1], g_str_equal (cmd, "changes") || g_str_equal (cmd, "keep"),
                         &error))
                 return report (error);

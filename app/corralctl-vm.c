@@ -141,7 +141,7 @@ services_ready (const char *vm_dir, const ShareList *list, GError **error)
         if (alert)
                 g_printerr (_ ("corralctl: %s\n"), alert);
         if (!corral_task_start_services (
-                    vm_dir, list ? (const CorralTaskShare *) (void *) list->shares->data : NULL,
+                    vm_dir, 0, list ? (const CorralTaskShare *) (void *) list->shares->data : NULL,
                     list ? list->shares->len : 0, NULL, &names, error))
                 return FALSE;
         print_shared (list, names);

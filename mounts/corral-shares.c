@@ -536,6 +536,50 @@ corral_shares_set_mode (const char *vm_dir, const char *name, FsMode mode, GErro
         return change (vm_dir, "set-mode", name, NULL, mode, NULL, error);
 }
 
+gboolean
+corral_shares_set_kept_space (const char *vm_dir, guint mib, GError **error)
+{
+        g_autoptr (GSocketConnection) conn = control_connect (vm_dir, NULL);
+        g_autoptr (FsServer) s = NULL;
+
+        if (conn) {
+                cJSON *req = cJSON_CreateObject (), *reply;
+
+                cJSON_AddStringToObject (req, "op", "set-kept-space");
+                cJSON_AddNumberToObject (req, "mib", mib);
+                reply = control_call (conn, req, error);
+                cJSON_Delete (req);
+                cJSON_Delete (reply);
+                return reply != NULL;
+        }
+        s = load_offline (vm_dir, error);
+        return s && fs_server_set_kept_space (s, mib, error) && save_offline (vm_dir, s, error);
+}
+
+gboolean
+corral_shares_kept_space (const char *vm_dir, guint64 *ret_used, guint64 *ret_space, GError **error)
+{
+        g_autofree char *keep = corral_shares_kept_dir (vm_dir);
+        g_autofree char *config = vm_file (vm_dir, "shares.json");
+        guint64 space = 0;
+
+        /* The VM's choice; none once the VM is gone (its copies still count). */
+        if (g_file_test (config, G_FILE_TEST_EXISTS)) {
+                g_autoptr (FsServer) s = load_offline (vm_dir, error);
+
+                if (!s)
+                        return FALSE;
+                space = (guint64) (fs_server_get_kept_space (s) ? fs_server_get_kept_space (s)
+                                                                : FS_KEPT_SPACE_DEFAULT_MIB)
+                        << 20;
+        }
+        if (ret_used)
+                *ret_used = fs_keep_dir_usage (keep);
+        if (ret_space)
+                *ret_space = space;
+        return TRUE;
+}
+
 void
 corral_share_entry_free (CorralShareEntry *entry)
 {

@@ -124,5 +124,17 @@ GPtrArray *corral_shares_changes (const char *vm_dir,
 GPtrArray *
 corral_shares_undo (const char *vm_dir, const char *const *which, gboolean force, GError **error);
 
+/* The space the originals of changed files may take for this VM (fs_server_set_kept_space():
+ * mib in FS_KEPT_SPACE_MIN_MIB..FS_KEPT_SPACE_MAX_MIB, 0 for the default), through the running
+ * file server or in shares.json. */
+gboolean corral_shares_set_kept_space (const char *vm_dir, guint mib, GError **error);
+/* ret_used: the bytes the VM's kept originals count against that space (also once the VM is
+ * removed); ret_space: the space, in bytes, or 0 when the VM is gone. Either nullable. FALSE
+ * only when shares.json is damaged. */
+gboolean corral_shares_kept_space (const char *vm_dir,
+                                   guint64 *ret_used,
+                                   guint64 *ret_space,
+                                   GError **error);
+
 /* Keeps every change: the journal is emptied and the originals it kept are removed. */
 gboolean corral_shares_keep_all (const char *vm_dir, GError **error);

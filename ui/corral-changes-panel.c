@@ -11,6 +11,7 @@
 #include <glib/gi18n.h>
 
 #include "assistant-text.h"
+#include "corral-shares.h"
 #include "corral-ui-util.h"
 
 struct _CorralChangesPanel {
@@ -21,6 +22,7 @@ struct _CorralChangesPanel {
         GtkWidget *stack; /* "empty", "list" */
         GtkWidget *empty;
         GtkWidget *summary;
+        GtkWidget *kept_space; /* "Originals kept for undo: 12 kB of 2.1 GB" */
         GtkWidget *full_warning;
         GtkWidget *result;
         GtkWidget *undo_all;
@@ -546,6 +548,7 @@ typedef struct {
 typedef struct {
         char *stamp;
         CorralTaskChanges *changes; /* NULL: the journal did not change */
+        guint64 kept_used, kept_space; /* corral_shares_kept_space(); space 0: not known */
 } Loaded;
 
 static void
@@ -579,7 +582,30 @@ load_in_thread (gpointer data, GCancellable *cancellable, GError **error)
                 loaded_free (l);
                 return NULL;
         }
+        /* A copy is kept only with a record of it, and both go together: counted again only
+         * when the journal changed. A damaged shares.json is the file server's to say. */
+        corral_shares_kept_space (j->vm_dir, &l->kept_used, &l->kept_space, NULL);
         return l;
+}
+
+static void
+show_kept_space (CorralChangesPanel *self, guint64 used, guint64 space)
+{
+        g_autofree char *used_text = g_format_size (used);
+        g_autofree char *space_text = space ? g_format_size (space) : NULL;
+        g_autofree char *text =
+                /* Translators: sizes, "12 kB of 2.1 GB" */
+                space ? g_strdup_printf (_ ("Originals kept for undo: %s of %s"), used_text,
+                                         space_text)
+                      : g_strdup_printf (_ ("Originals kept for undo: %s"), used_text);
+
+        gtk_label_set_text (GTK_LABEL (self->kept_space), text);
+        /* Nearly full: the next large change may not be undoable (or, in a folder shared as
+         * "Can edit, but not delete", is refused). */
+        if (space && used >= space / 10 * 9)
+                gtk_widget_add_css_class (self->kept_space, "warning");
+        else
+                gtk_widget_remove_css_class (self->kept_space, "warning");
 }
 
 static void
@@ -602,6 +628,7 @@ on_loaded (GObject *source, GAsyncResult *res, gpointer user_data)
                 return;
         }
         if (loaded) {
+                show_kept_space (self, loaded->kept_used, loaded->kept_space);
                 changes = g_steal_pointer (&loaded->changes);
                 g_free (self->stamp);
                 self->stamp = g_steal_pointer (&loaded->stamp);
@@ -742,6 +769,15 @@ corral_changes_panel_init (CorralChangesPanel *self)
         gtk_label_set_xalign (GTK_LABEL (self->summary), 0);
         gtk_widget_add_css_class (self->summary, "heading");
         gtk_box_append (GTK_BOX (bar), self->summary);
+        self->kept_space = gtk_label_new (NULL);
+        gtk_label_set_xalign (GTK_LABEL (self->kept_space), 0);
+        gtk_label_set_wrap (GTK_LABEL (self->kept_space), TRUE);
+        gtk_widget_add_css_class (self->kept_space, "dim-label");
+        gtk_widget_add_css_class (self->kept_space, "caption");
+        gtk_widget_set_tooltip_text (
+                self->kept_space,
+                _ ("The space for undo is set in Preferences, Workspace, for new tasks"));
+        gtk_box_append (GTK_BOX (bar), self->kept_space);
         self->full_warning = corral_ui_warning_new (
                 _ ("The list filled up: what the assistant changed after that is not listed and "
                    "cannot be undone. Keep or undo these changes to start a new list."));

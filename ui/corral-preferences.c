@@ -47,6 +47,8 @@ struct _CorralPreferences {
         GtkWidget *image_row;
         GtkWidget *unconfined_row;
         GtkWidget *unconfined_switch;
+        GtkWidget *kept_space_row;
+        GtkWidget *kept_space_spin;
         GtkWidget *images_list;
 };
 
@@ -658,6 +660,7 @@ setup_workspace (CorralPreferences *self)
         bind_combo (self, self->image_row, "image", image_ids);
         bind_row (self, self->unconfined_row, self->unconfined_switch, "active",
                   "unconfined-commands");
+        bind_row (self, self->kept_space_row, self->kept_space_spin, "value", "kept-space-mib");
         self->pending++;
         corral_run_in_thread (images_list, NULL, NULL, (GDestroyNotify) g_ptr_array_unref,
                               self->cancellable, on_images_listed, g_object_ref (self));
@@ -715,6 +718,8 @@ corral_preferences_class_init (CorralPreferencesClass *klass)
         gtk_widget_class_bind_template_child (widget_class, CorralPreferences, image_row);
         gtk_widget_class_bind_template_child (widget_class, CorralPreferences, unconfined_row);
         gtk_widget_class_bind_template_child (widget_class, CorralPreferences, unconfined_switch);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, kept_space_row);
+        gtk_widget_class_bind_template_child (widget_class, CorralPreferences, kept_space_spin);
         gtk_widget_class_bind_template_child (widget_class, CorralPreferences, images_list);
         gtk_widget_class_bind_template_callback (widget_class, on_add_credential);
         gtk_widget_class_bind_template_callback (widget_class, on_allow_apply);

@@ -287,6 +287,7 @@ config_from_settings (CorralWindow *self, const char *folder, FsMode mode)
         config->mode = mode;
         config->image = g_settings_get_string (self->settings, "image");
         config->memory_mib = g_settings_get_uint (self->settings, "memory-mib");
+        config->kept_space_mib = g_settings_get_uint (self->settings, "kept-space-mib");
         config->vcpus = g_settings_get_uint (self->settings, "vcpus");
         config->network_preset = g_settings_get_string (self->settings, "network-preset");
         config->network_allow = g_settings_get_strv (self->settings, "network-allow");

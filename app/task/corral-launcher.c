@@ -24,6 +24,7 @@ corral_task_config_copy (const CorralTaskConfig *config)
         copy->mode = config->mode;
         copy->image = g_strdup (config->image);
         copy->memory_mib = config->memory_mib;
+        copy->kept_space_mib = config->kept_space_mib;
         copy->vcpus = config->vcpus;
         copy->network_preset = g_strdup (config->network_preset);
         copy->network_allow = g_strdupv (config->network_allow);

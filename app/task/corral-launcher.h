@@ -21,6 +21,7 @@ typedef struct {
         char *image; /* "minimal", "standard" */
         guint memory_mib;
         guint vcpus;
+        guint kept_space_mib; /* 0: the default */
         char *network_preset; /* "none", "package-managers", "allowlist", "open-web" */
         char **network_allow; /* (nullable) */
         /* The assistant's commands run without the VM's second wall (SECURITY.md A7, A8,

@@ -76,9 +76,8 @@ open_beneath (const char *folder, const char *path, int *ret_fd)
         return r;
 }
 
-/* The size of the regular file at path beneath folder; -1 when there is none. */
-static gint64
-size_beneath (const char *folder, const char *path)
+gint64
+corral_task_changes_size_beneath (const char *folder, const char *path)
 {
         int fd = -1;
         struct stat st;
@@ -112,7 +111,7 @@ change_new (const FsJournalChange *jc, GHashTable *folders, const char *kept)
         c->mode_changed = jc->mode_changed;
         c->size_before = jc->copy || jc->kind == FS_JOURNAL_DELETED ? (gint64) jc->size : -1;
         c->size_now = folder && jc->kind != FS_JOURNAL_DELETED && c->type == 'f'
-                              ? size_beneath (folder, jc->path)
+                              ? corral_task_changes_size_beneath (folder, jc->path)
                               : -1;
         return c;
 }

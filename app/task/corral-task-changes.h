@@ -56,6 +56,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralTaskChanges, corral_task_changes_free)
  * naming the file and line when the journal is damaged. */
 CorralTaskChanges *corral_task_changes_load (const char *vm_dir, GError **error);
 
+/* The size of the regular file at path beneath folder, reached without following a link the
+ * guest made; -1 when there is none. */
+gint64 corral_task_changes_size_beneath (const char *folder, const char *path);
+
 /* The journal's size and modification time as a string, to tell cheaply (one stat) whether it
  * changed since the last corral_task_changes_load(); "" when there is none. */
 char *corral_task_changes_stamp (const char *vm_dir);

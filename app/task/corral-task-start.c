@@ -106,6 +106,7 @@ corral_task_preflight (const CorralTaskShare *shares, gsize n_shares, GError **e
 
 gboolean
 corral_task_start_services (const char *vm_dir,
+                            guint kept_space_mib,
                             const CorralTaskShare *shares,
                             gsize n_shares,
                             CorralEgressPolicy *policy,
@@ -118,6 +119,9 @@ corral_task_start_services (const char *vm_dir,
         g_return_val_if_fail (vm_dir != NULL, FALSE);
         g_return_val_if_fail (shares != NULL || n_shares == 0, FALSE);
 
+        /* Before the shares: no change is made under a space the person did not choose. */
+        if (kept_space_mib && !corral_shares_set_kept_space (vm_dir, kept_space_mib, error))
+                return FALSE;
         for (gsize i = 0; i < n_shares; i++) {
                 g_autofree char *name = NULL;
 
@@ -154,6 +158,7 @@ typedef struct {
         char *image_name;
         guint memory_mib;
         guint vcpus;
+        guint kept_space_mib;
         GArray *shares; /* CorralTaskShare, folders owned by folders */
         GPtrArray *folders;
         CorralEgressPolicy *policy; /* nullable */
@@ -211,7 +216,7 @@ start_services (gpointer data, GCancellable *cancellable, GError **error)
 {
         Create *c = data;
 
-        if (!corral_task_start_services (c->info->vm_dir,
+        if (!corral_task_start_services (c->info->vm_dir, c->kept_space_mib,
                                          (const CorralTaskShare *) (void *) c->shares->data,
                                          c->shares->len, c->policy, &c->names, error))
                 return NULL;
@@ -388,6 +393,7 @@ corral_task_create_async (CorralVmManager *manager,
         c->image_name = g_strdup (spec->image);
         c->memory_mib = spec->memory_mib;
         c->vcpus = spec->vcpus;
+        c->kept_space_mib = spec->kept_space_mib;
         c->shares = g_array_new (FALSE, FALSE, sizeof (CorralTaskShare));
         c->folders = g_ptr_array_new_with_free_func (g_free);
         for (gsize i = 0; i < spec->n_shares; i++) {

@@ -58,6 +58,7 @@ typedef struct {
         const char *image; /* "minimal", "standard" */
         guint memory_mib;
         guint vcpus;
+        guint kept_space_mib; /* 0: the default (corral_task_start_services()) */
         const CorralTaskShare *shares;
         gsize n_shares;
         CorralEgressPolicy *policy; /* (nullable) the network policy; NULL keeps the default */
@@ -85,13 +86,16 @@ void corral_task_create_async (CorralVmManager *manager,
  * show or remove (its name is in the error's message only). */
 CorralVmInfo *corral_task_create_finish (GAsyncResult *result, GStrv *ret_names, GError **error);
 
-/* For the running VM in vm_dir: adds shares (n_shares of them), starts its file server, saves
+/* For the running VM in vm_dir: gives its file server kept_space_mib MiB for the originals of
+ * changed files (fs_server_set_kept_space(); 0 keeps what the VM has), adds shares (n_shares of
+ * them), starts its file server, saves
  * policy as its network policy (NULL: keeps the one it has) and starts its network proxy. A
  * proxy that cannot start is an error, as a file server that cannot is: a task never runs
  * with less than it was given. A VM made without a shares port and given no share has no file
  * server to start. ret_names (nullable): each share's folder name under /workspace. Does not
  * wait for the guest to mount the shares. */
 gboolean corral_task_start_services (const char *vm_dir,
+                                     guint kept_space_mib,
                                      const CorralTaskShare *shares,
                                      gsize n_shares,
                                      CorralEgressPolicy *policy,

@@ -183,6 +183,7 @@ create_vm (GTask *task)
                                       .image = l->config->image,
                                       .memory_mib = l->config->memory_mib,
                                       .vcpus = l->config->vcpus,
+                                      .kept_space_mib = l->config->kept_space_mib,
                                       .shares = &share,
                                       .n_shares = 1,
                                       .policy = policy,
@@ -435,7 +436,7 @@ ensure_daemons (gpointer data, GCancellable *cancellable, GError **error)
 {
         Launch *l = data;
 
-        if (!corral_task_start_services (l->result->vm_dir, NULL, 0, NULL, NULL, error))
+        if (!corral_task_start_services (l->result->vm_dir, 0, NULL, 0, NULL, NULL, error))
                 return NULL;
         return GINT_TO_POINTER (TRUE);
 }

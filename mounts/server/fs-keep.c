@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <gio/gio.h>
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +41,25 @@ fs_keep_set_limits (FsServer *s, uint64_t quota, uint64_t min_free)
 {
         s->keep_quota = quota;
         s->keep_min_free = min_free;
+}
+
+gboolean
+fs_server_set_kept_space (FsServer *s, guint mib, GError **error)
+{
+        if (mib != 0 && (mib < FS_KEPT_SPACE_MIN_MIB || mib > FS_KEPT_SPACE_MAX_MIB)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                             _ ("The space for originals must be between %u and %u MiB"),
+                             FS_KEPT_SPACE_MIN_MIB, FS_KEPT_SPACE_MAX_MIB);
+                return FALSE;
+        }
+        s->keep_quota = (uint64_t) mib << 20;
+        return TRUE;
+}
+
+guint
+fs_server_get_kept_space (FsServer *s)
+{
+        return (guint) (s->keep_quota >> 20);
 }
 
 void
@@ -83,8 +104,8 @@ count_dir (int fd)
 }
 
 /* The keep folder holds one folder per share, each holding the copies. */
-static uint64_t
-count_used (const char *keep_dir)
+uint64_t
+fs_keep_dir_usage (const char *keep_dir)
 {
         DIR *d = opendir (keep_dir);
         struct dirent *e;
@@ -113,7 +134,7 @@ check_room (FsServer *s, const char *dir, uint64_t size)
         struct statvfs vfs;
 
         if (!s->keep_counted) {
-                s->keep_used = count_used (s->keep_dir);
+                s->keep_used = fs_keep_dir_usage (s->keep_dir);
                 s->keep_counted = true;
         }
         if (s->keep_used + charge (size) > quota) {
@@ -122,7 +143,7 @@ check_room (FsServer *s, const char *dir, uint64_t size)
                 gint64 now = g_get_monotonic_time ();
 
                 if (s->keep_recounted == 0 || now - s->keep_recounted >= KEEP_RECOUNT_US) {
-                        s->keep_used = count_used (s->keep_dir);
+                        s->keep_used = fs_keep_dir_usage (s->keep_dir);
                         s->keep_recounted = now;
                 }
                 if (s->keep_used + charge (size) > quota)

@@ -15,7 +15,7 @@
 #define FS_MAX_PATH 4096
 #define FS_KEEP_MAX (64u * 1024u * 1024u) /* largest file rw-nodelete keeps on replace */
 /* Kept copies are bounded per VM (the keep folder) and by the free space left on its disk. */
-#define FS_KEEP_QUOTA ((uint64_t) 2 << 30)
+#define FS_KEEP_QUOTA ((uint64_t) FS_KEPT_SPACE_DEFAULT_MIB << 20)
 #define FS_KEEP_MIN_FREE ((uint64_t) 1 << 30)
 
 typedef struct _FsNode FsNode;

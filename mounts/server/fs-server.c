@@ -297,6 +297,8 @@ fs_server_shares_to_json (FsServer *s)
                 }
                 cJSON_AddItemToArray (list, o);
         }
+        if (fs_server_get_kept_space (s))
+                cJSON_AddNumberToObject (root, "kept_space_mib", fs_server_get_kept_space (s));
         return root;
 }
 
@@ -325,13 +327,25 @@ gboolean
 fs_server_load_shares_json (FsServer *s, const char *text, size_t len, GError **error)
 {
         cJSON *root = NULL;
-        const cJSON *list = NULL, *item;
+        const cJSON *list = NULL, *item, *space;
 
         if (proto_json_parse ((const uint8_t *) text, len, &root) < 0 ||
             proto_json_get_array (root, "shares", 1024, &list) < 0) {
                 cJSON_Delete (root);
                 g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                                      _ ("not a valid shared-folder list"));
+                return FALSE;
+        }
+        space = cJSON_GetObjectItemCaseSensitive (root, "kept_space_mib");
+        /* Range checked before the cast, which is undefined outside it. */
+        if (space && (!cJSON_IsNumber (space) || !(space->valuedouble >= 0) ||
+                      space->valuedouble > FS_KEPT_SPACE_MAX_MIB ||
+                      space->valuedouble != (double) (guint) space->valuedouble ||
+                      !fs_server_set_kept_space (s, (guint) space->valuedouble, error))) {
+                cJSON_Delete (root);
+                g_clear_error (error);
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                     _ ("“kept_space_mib” is not a number of MiB in range"));
                 return FALSE;
         }
         cJSON_ArrayForEach (item, list) {

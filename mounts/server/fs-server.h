@@ -70,14 +70,30 @@ void fs_share_info_free (FsShareInfo *info);
 GPtrArray *fs_server_list_shares (FsServer *s);
 
 /* The share list as shares.json and the control socket carry it:
- * {"shares": [{"name": ..., "path": ..., "mode": "ro", "protect": [...]}, ...]}. (transfer full) */
+ * {"shares": [{"name": ..., "path": ..., "mode": "ro", "protect": [...]}, ...],
+ *  "kept_space_mib": N (only when chosen)}. (transfer full) */
 cJSON *fs_server_shares_to_json (FsServer *s);
-/* Adds the shares of such a list. Entries that cannot be shared (a folder that is gone, a bad
- * name) are skipped with a warning; FALSE only when the text is not such a list. */
+/* Adds the shares of such a list and takes its kept space. Entries that cannot be shared (a
+ * folder that is gone, a bad name) are skipped with a warning; FALSE when the text is not such
+ * a list or its kept space is out of range. */
 gboolean fs_server_load_shares_json (FsServer *s, const char *text, size_t len, GError **error);
 
 /* A new connection: forget every node and close every handle of the previous one. */
 void fs_server_reset (FsServer *s);
+
+/* The space the originals of changed files may take per VM (its keep folder), in MiB: what the
+ * person may choose, and what a VM gets when nobody chose (shares.json's "kept_space_mib"). */
+#define FS_KEPT_SPACE_MIN_MIB 64u
+#define FS_KEPT_SPACE_MAX_MIB (1024u * 1024u)
+#define FS_KEPT_SPACE_DEFAULT_MIB 2048u
+/* mib: FS_KEPT_SPACE_MIN_MIB..FS_KEPT_SPACE_MAX_MIB, or 0 for the default. FALSE (and no
+ * change) for anything else. Copies already kept stay even beyond a lowered space; the next one
+ * is then refused (or, outside rw-nodelete, not kept). */
+gboolean fs_server_set_kept_space (FsServer *s, guint mib, GError **error);
+/* The space chosen, in MiB; 0 when it is the default. */
+guint fs_server_get_kept_space (FsServer *s);
+/* The bytes the copies in keep_dir count against that space (their blocks and one more each). */
+uint64_t fs_keep_dir_usage (const char *keep_dir);
 
 /* Handles one FS_REQUEST payload. Returns true when a reply is due (its payload is in w,
  * whose capacity must be at least PROTO_MAX_PAYLOAD); FORGET needs none. */

@@ -608,7 +608,7 @@ test_changes (void)
                 /* A name the guest chose to clear the person's terminal. */
                 "{\"t\":\"add\",\"share\":\"docs\",\"path\":\"evil\\u001b[2Jname\","
                 "\"kind\":\"file\",\"time\":5}\n";
-        Ctl human, json, gone, damaged, diff, undo, lost, keep, after;
+        Ctl human, json, gone, damaged, diff, undo, lost, keep, after, space, bad_space;
 
         g_assert_cmpint (g_mkdir_with_parents (vm_dir, 0700), ==, 0);
         g_assert_cmpint (g_mkdir_with_parents (copies, 0700), ==, 0);
@@ -636,6 +636,22 @@ test_changes (void)
         g_assert_nonnull (strstr (human.out, "docs/big.iso  not kept"));
         g_assert_nonnull (strstr (human.out, "added     docs/evil\\x1b[2Jname"));
         g_assert_null (strchr (human.out, '\x1b'));
+        /* The space the originals take, of what they may (the default). */
+        g_assert_nonnull (strstr (human.out, "\nOriginals kept for undo: "));
+        /* g_format_size() puts a no-break space before the unit ("?" in the C locale). */
+        g_assert_nonnull (strstr (human.out, " of 2.1"));
+
+        /* The person chooses another space; one out of range is refused, nothing changed. */
+        space = run_ctl (NULL, NULL, "changes", "work", "--kept-space", "4096", NULL);
+        g_assert_cmpstr (space.err, ==, "");
+        g_assert_cmpint (space.status, ==, 0);
+        g_assert_nonnull (strstr (space.out, "up to 4.3"));
+        bad_space = run_ctl (NULL, NULL, "changes", "work", "--kept-space", "10", NULL);
+        g_assert_cmpint (bad_space.status, ==, 125);
+        g_assert_nonnull (strstr (bad_space.err, "--kept-space takes a number of megabytes"));
+        ctl_clear (&space);
+        space = run_ctl (NULL, NULL, "changes", "work", NULL);
+        g_assert_nonnull (strstr (space.out, " of 4.3"));
 
         json = run_ctl (NULL, NULL, "changes", "work", "--json", NULL);
         g_assert_cmpint (json.status, ==, 0);
@@ -687,6 +703,9 @@ test_changes (void)
         gone = run_ctl (NULL, NULL, "changes", "work", NULL);
         g_assert_cmpint (gone.status, ==, 0);
         g_assert_nonnull (strstr (gone.out, "modified  docs/a.txt"));
+        /* What the originals take still counts; there is no VM to give a space. */
+        g_assert_nonnull (strstr (gone.out, "\nOriginals kept for undo: "));
+        g_assert_null (strstr (gone.out, " of "));
 
         /* Damaged: said, with the file and the line. */
         g_assert_true (g_file_set_contents (journal, "{\"t\":\"add\"}\n", -1, NULL));
@@ -708,6 +727,8 @@ test_changes (void)
         ctl_clear (&lost);
         ctl_clear (&keep);
         ctl_clear (&after);
+        ctl_clear (&space);
+        ctl_clear (&bad_space);
 }
 
 /* A VM whose network session its egress daemon ended (a program sent a real secret): corralctl

@@ -67,6 +67,47 @@ get (GPtrArray *list, const char *name)
         return s;
 }
 
+/* The space for originals kept for undo (SECURITY.md F21): the default until chosen, a choice
+ * out of range refused with nothing changed, kept in shares.json. */
+static void
+kept_space (Fixture *f)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *config = g_build_filename (f->vm_dir, "shares.json", NULL);
+        g_autofree char *text = NULL;
+        guint64 used = 1, space = 0;
+
+        g_assert_true (corral_shares_kept_space (f->vm_dir, &used, &space, &error));
+        g_assert_no_error (error);
+        g_assert_cmpuint (used, ==, 0);
+        g_assert_cmpuint (space, ==, (guint64) FS_KEPT_SPACE_DEFAULT_MIB << 20);
+
+        g_assert_true (corral_shares_set_kept_space (f->vm_dir, 4096, &error));
+        g_assert_no_error (error);
+        g_assert_true (corral_shares_kept_space (f->vm_dir, NULL, &space, &error));
+        g_assert_cmpuint (space, ==, (guint64) 4096 << 20);
+        g_assert_true (g_file_get_contents (config, &text, NULL, NULL));
+        g_assert_nonnull (strstr (text, "\"kept_space_mib\""));
+
+        g_assert_false (
+                corral_shares_set_kept_space (f->vm_dir, FS_KEPT_SPACE_MIN_MIB - 1, &error));
+        g_assert_nonnull (strstr (error->message, "between"));
+        g_clear_error (&error);
+        g_assert_false (
+                corral_shares_set_kept_space (f->vm_dir, FS_KEPT_SPACE_MAX_MIB + 1, &error));
+        g_clear_error (&error);
+        g_assert_true (corral_shares_kept_space (f->vm_dir, NULL, &space, &error));
+        g_assert_cmpuint (space, ==, (guint64) 4096 << 20);
+
+        /* 0: back to the default, no longer written down. */
+        g_assert_true (corral_shares_set_kept_space (f->vm_dir, 0, &error));
+        g_assert_true (corral_shares_kept_space (f->vm_dir, NULL, &space, &error));
+        g_assert_cmpuint (space, ==, (guint64) FS_KEPT_SPACE_DEFAULT_MIB << 20);
+        g_clear_pointer (&text, g_free);
+        g_assert_true (g_file_get_contents (config, &text, NULL, NULL));
+        g_assert_null (strstr (text, "kept_space_mib"));
+}
+
 /* The common checks, whichever way the changes travel. */
 static void
 exercise (Fixture *f)
@@ -128,6 +169,8 @@ exercise (Fixture *f)
         g_assert_true (corral_shares_remove (f->vm_dir, "My Notes", &error));
         list = corral_shares_list (f->vm_dir, &error);
         g_assert_null (find (list, "My Notes"));
+
+        kept_space (f);
 }
 
 static void
@@ -159,6 +202,23 @@ test_offline (Fixture *f, gconstpointer data)
         g_assert_true (g_file_set_contents (config, "{\"shares\": 7}", -1, NULL));
         g_assert_null (corral_shares_list (f->vm_dir, &error));
         g_assert_nonnull (error);
+        g_clear_error (&error);
+        /* So is a space for originals that is not a number of MiB in range. */
+        {
+                const char *bad[] = { "5", "-1", "1e300", "2048.5", "\"2048\"", "4294967296" };
+
+                for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+                        g_autofree char *json = g_strdup_printf (
+                                "{\"shares\": [], \"kept_space_mib\": %s}", bad[i]);
+
+                        g_assert_true (g_file_set_contents (config, json, -1, NULL));
+                        g_assert_null (corral_shares_list (f->vm_dir, &error));
+                        g_assert_nonnull (strstr (error->message, "kept_space_mib"));
+                        g_clear_error (&error);
+                        g_assert_false (corral_shares_kept_space (f->vm_dir, NULL, NULL, &error));
+                        g_clear_error (&error);
+                }
+        }
 }
 
 /* Waits until the file server accepts on its control socket (the socket file exists a moment
@@ -179,6 +239,8 @@ wait_control (const char *control)
         }
         g_error ("the file server never listened on %s", control);
 }
+
+static char *control_line (const char *control, const char *line);
 
 static void
 test_online (Fixture *f, gconstpointer data)
@@ -207,6 +269,19 @@ test_online (Fixture *f, gconstpointer data)
                 corral_shares_add (f->vm_dir, f->folder, FS_MODE_RW, "kept", NULL, NULL, &error));
         g_assert_true (g_file_get_contents (config, &text, NULL, NULL));
         g_assert_nonnull (strstr (text, "\"kept\""));
+
+        /* The control socket takes no space that is not a whole number of MiB in range. */
+        {
+                const char *bad[] = { "-1", "1e300", "1.5", "\"2048\"", "10", "null" };
+
+                for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+                        g_autofree char *line =
+                                g_strdup_printf ("{\"op\":\"set-kept-space\",\"mib\":%s}", bad[i]);
+                        g_autofree char *reply = control_line (control, line);
+
+                        g_assert_nonnull (strstr (reply, "\"error\""));
+                }
+        }
 
         close (sv[0]); /* the VM's port closes: the server leaves */
         g_subprocess_wait_check (fsd, NULL, &error);

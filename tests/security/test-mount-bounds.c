@@ -333,6 +333,53 @@ test_keep_quota (void)
         g_assert_cmpint (save (c, tmp), ==, 0);
 }
 
+/* A save of size bytes of fill: written beside "doc" on this computer (one protocol request
+ * could not carry it), renamed over it by the guest, which is what makes the copy. */
+static int
+save_large (FsClient *c, char fill, gsize size)
+{
+        FsEntry share = walk (c, "s");
+        g_autofree char *v = g_malloc (size + 1);
+
+        memset (v, fill, size);
+        v[size] = '\0';
+        fs_client_host_write (c, ".doc.tmp", v);
+        return fs_client_rename (c, share.node, ".doc.tmp", share.node, "doc", 0);
+}
+
+/* The space the person chose for a VM (fs_server_set_kept_space(), as the control socket sets
+ * it) is the quota: 20 MiB versions fit three times in 64 MiB, not four; given 128 MiB, the
+ * refused save goes through. */
+static void
+test_keep_space_chosen (void)
+{
+        g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW_NODELETE);
+        g_autoptr (GError) error = NULL;
+        const gsize size = 20u << 20;
+        int r = 0;
+        guint i;
+
+        fs_keep_set_limits (c->server, 0, 1);
+        g_assert_true (fs_server_set_kept_space (c->server, FS_KEPT_SPACE_MIN_MIB, &error));
+        g_assert_cmpuint (fs_server_get_kept_space (c->server), ==, FS_KEPT_SPACE_MIN_MIB);
+        fs_client_host_write (c, "doc", "the person's original");
+        for (i = 0; i < 5; i++)
+                if ((r = save_large (c, 'a' + (char) i, size)) < 0)
+                        break;
+        /* Four saves keep the original (tiny) and three 20 MiB versions; the fifth would keep a
+         * fourth and pass 64 MiB. */
+        g_assert_cmpint (r, ==, -EDQUOT);
+        g_assert_cmpuint (i, ==, 4);
+        g_assert_cmpstr (c->last_rule, ==, FS_RULE_KEEP_FULL);
+
+        g_assert_true (fs_server_set_kept_space (c->server, 128, &error));
+        g_assert_cmpint (save_large (c, 'z', size), ==, 0);
+        /* Out of range: refused, the space as it was. */
+        g_assert_false (fs_server_set_kept_space (c->server, 63, &error));
+        g_clear_error (&error);
+        g_assert_cmpuint (fs_server_get_kept_space (c->server), ==, 128);
+}
+
 /* A full disk (here: a floor higher than any free space) refuses the first replace. */
 static void
 test_keep_disk_floor (void)
@@ -460,6 +507,7 @@ main (int argc, char **argv)
         g_test_add_func ("/mount-bounds/audit/rotation", test_rotation);
         g_test_add_func ("/mount-bounds/audit/changes-never-folded", test_changes_never_folded);
         g_test_add_func ("/mount-bounds/keep/quota", test_keep_quota);
+        g_test_add_func ("/mount-bounds/keep/space-chosen", test_keep_space_chosen);
         g_test_add_func ("/mount-bounds/keep/disk-floor", test_keep_disk_floor);
         g_test_add_func ("/mount-bounds/keep/identical-not-copied", test_keep_identical);
         g_test_add_func ("/mount-bounds/keep/names-reused", test_keep_names_reused);

@@ -646,7 +646,7 @@ test_changes (Fixture *f, gconstpointer data)
         g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
         g_autofree char *vm_dir = g_build_filename (state, "vms", "work", NULL);
         g_autofree char *kept = g_build_filename (state, "kept", "work", NULL);
-        g_autofree char *journal = NULL, *notes_path = NULL;
+        g_autofree char *journal = NULL, *notes_path = NULL, *kept_text = NULL;
         g_autoptr (GBytes) red = png_bytes (200, 40, 40), blue = png_bytes (30, 60, 220);
         const char *notes_before = "# Lisbon\n\nDay one: Alfama\nDay two: Belém\nDay three: "
                                    "Sintra\n";
@@ -695,6 +695,20 @@ test_changes (Fixture *f, gconstpointer data)
                 f->folder, strlen (notes_before), strlen (notes_after), (gint64) st.st_mtime,
                 (long) st.st_mtim.tv_nsec, g_bytes_get_size (red));
         put (kept, "changes.jsonl", journal, -1);
+        /* The task's space for originals, shown under the summary with what they take. */
+        put (vm_dir, "shares.json", "{\"shares\": [], \"kept_space_mib\": 64}", -1);
+        {
+                guint64 used = 0, space = 0;
+                g_autofree char *used_text = NULL, *space_text = NULL;
+
+                g_assert_true (corral_shares_kept_space (vm_dir, &used, &space, NULL));
+                g_assert_cmpuint (used, >, 0);
+                g_assert_cmpuint (space, ==, (guint64) 64 << 20);
+                used_text = g_format_size (used);
+                space_text = g_format_size (space);
+                kept_text = g_strdup_printf ("Originals kept for undo: %s of %s", used_text,
+                                             space_text);
+        }
 
         g_free (f->launcher->vm_dir);
         f->launcher->vm_dir = g_strdup (vm_dir);
@@ -709,6 +723,7 @@ test_changes (Fixture *f, gconstpointer data)
         g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Keep All"));
         g_assert_nonnull (
                 ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Undo change to lisbon.md"));
+        g_assert_nonnull (ui_test_find (win, GTK_ACCESSIBLE_ROLE_LABEL, kept_text));
         ui_test_assert_buttons_named (win);
         ui_test_screenshot (win, "11-changes");
 
@@ -1355,6 +1370,22 @@ test_preferences (Fixture *f, gconstpointer data)
         g_assert_nonnull (
                 ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_GROUP, "Memory")
                         ?: ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_LABEL, "Memory"));
+        /* The space for undo: its spin button sets the key new tasks read (F21). */
+        {
+                GtkWidget *spin = ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_SPIN_BUTTON,
+                                                "Space for Undo");
+
+                g_assert_nonnull (spin);
+                g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (spin)), ==,
+                                   FS_KEPT_SPACE_DEFAULT_MIB);
+                gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 8192);
+                g_assert_cmpuint (g_settings_get_uint (f->settings, "kept-space-mib"), ==, 8192);
+                /* Nothing below what the file server accepts. */
+                gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 1);
+                g_assert_cmpuint (g_settings_get_uint (f->settings, "kept-space-mib"), ==,
+                                  FS_KEPT_SPACE_MIN_MIB);
+                g_settings_reset (f->settings, "kept-space-mib");
+        }
         /* Off by default; activating its row, as a click does, turns it on and sets the key. */
         toggle = ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_SWITCH,
                                "Let Programs Use Blocked System Calls");
