@@ -19,6 +19,7 @@
 #include "corralctl-mcp.h"
 #include "corralctl-share.h"
 #include "corralctl-net.h"
+#include "corralctl-policy.h"
 #include "corralctl-secret.h"
 #include "corralctl-vm.h"
 
@@ -616,6 +617,8 @@ usage (FILE *out)
                  _ ("Put files back as they were before the assistant changed them"));
         fprintf (out, "  %-9s %s\n", "keep",
                  _ ("Keep every change and remove the originals kept for undo"));
+        fprintf (out, "  %-9s %s\n", "policy",
+                 _ ("Show and check your organisation’s managed policy"));
         fprintf (out, "  %-9s %s\n", "secret", _ ("Store, list and remove keychain secrets"));
         fprintf (out, "  %-9s %s\n", "mcp", _ ("Serve a VM as an MCP server on stdin/stdout"));
         fprintf (out, "  %-9s %s\n", "assistant",
@@ -705,6 +708,8 @@ dispatch (int argc, char **argv)
         if (g_str_equal (argv[1], "changes") || g_str_equal (argv[1], "diff") ||
             g_str_equal (argv[1], "undo") || g_str_equal (argv[1], "keep"))
                 return corralctl_changes_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "policy"))
+                return corralctl_policy_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "secret"))
                 return corralctl_secret_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "mcp"))

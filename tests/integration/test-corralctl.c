@@ -838,6 +838,103 @@ test_embedded_holder_named (void)
                       NULL);
 }
 
+/* `corralctl policy`: the main file and a drop-in as Corral merges them, where each setting
+ * comes from, the same as JSON; `policy check` on a good and a bad file (its line named); a
+ * damaged policy is corralctl's own failure. */
+static void
+test_policy (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("corralctl-policy-XXXXXX", NULL);
+        g_autofree char *drop_ins = g_build_filename (dir, "managed.d", NULL);
+        g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *drop_in = g_build_filename (drop_ins, "10-network.json", NULL);
+        g_autofree char *bad = g_build_filename (dir, "bad.json", NULL);
+        g_autofree char *damaged = g_build_filename (drop_ins, "20-damaged.json", NULL);
+        g_autofree char *policy_env = g_strconcat ("CORRAL_MANAGED_POLICY=", policy, NULL);
+        g_autofree char *line = NULL, *from_both = NULL, *digest = NULL;
+        const char *env[] = { policy_env, NULL };
+        const char *rm[] = { "rm", "-rf", "--", dir, NULL };
+        Ctl show, json, check, check_bad, broken;
+
+        g_assert_cmpint (g_mkdir (drop_ins, 0700), ==, 0);
+        g_assert_true (g_file_set_contents (
+                policy,
+                "{\"sharedFolders\": {\"protectedPaths\": [\"deploy/\"], \"maxMode\": \"rw\"},\n"
+                " \"vm\": {\"maxVcpus\": {\"value\": 2, \"locked\": false}},\n"
+                " \"network\": {\"allowedHosts\": [\"example.com\"]}}\n",
+                -1, NULL));
+        g_assert_true (g_file_set_contents (
+                drop_in,
+                "{\"sharedFolders\": {\"protectedPaths\": [\"infra/\"], \"maxMode\": \"ro\"},\n"
+                " \"network\": {\"allowedHosts\": [\"example.com\", \"*.example.org\"]}}\n",
+                -1, NULL));
+        g_assert_true (
+                g_file_set_contents (bad, "{\"vm\": {\n  \"maxVcpus\": 4,,\n}}\n", -1, NULL));
+        ctl_env = env;
+
+        show = run_ctl (NULL, NULL, "policy", "show", NULL);
+        g_assert_cmpstr (show.err, ==, "");
+        g_assert_cmpint (show.status, ==, 0);
+        line = g_strdup_printf ("Files read: %s, %s\n", policy, drop_in);
+        g_assert_nonnull (strstr (show.out, line));
+        g_assert_nonnull (strstr (show.out, "Digest: "));
+        /* the most restrictive wins, from the file that set it */
+        g_clear_pointer (&line, g_free);
+        line = g_strdup_printf ("\nsharedFolders.maxMode = \"ro\"  (locked, from %s)\n", drop_in);
+        g_assert_nonnull (strstr (show.out, line));
+        from_both = g_strdup_printf ("\nsharedFolders.protectedPaths = [\"deploy/\",\"infra/\"]  "
+                                     "(locked, from %s, %s)\n",
+                                     policy, drop_in);
+        g_assert_nonnull (strstr (show.out, from_both));
+        g_clear_pointer (&line, g_free);
+        line = g_strdup_printf ("\nvm.maxVcpus = 2  (default, from %s)\n", policy);
+        g_assert_nonnull (strstr (show.out, line));
+        /* an allow list per file: each applies */
+        g_clear_pointer (&line, g_free);
+        line = g_strdup_printf ("\nnetwork.allowedHosts = [\"example.com\",\"*.example.org\"]  "
+                                "(locked, from %s)\n",
+                                drop_in);
+        g_assert_nonnull (strstr (show.out, line));
+        g_assert_nonnull (strstr (show.out, "\ncomputerUse.allowed  (not set)\n"));
+
+        json = run_ctl (NULL, NULL, "policy", "show", "--json", NULL);
+        g_assert_cmpint (json.status, ==, 0);
+        g_assert_nonnull (strstr (json.out, "\"sharedFolders.maxMode\":\t{"));
+        g_assert_nonnull (strstr (json.out, "\"value\":\t\"ro\""));
+        g_assert_nonnull (strstr (json.out, "\"set\":\tfalse"));
+        digest = g_strndup (strstr (show.out, "Digest: ") + 8, 64);
+        g_assert_nonnull (strstr (json.out, digest));
+
+        check = run_ctl (NULL, NULL, "policy", "check", policy, drop_in, NULL);
+        g_assert_cmpint (check.status, ==, 0);
+        g_clear_pointer (&line, g_free);
+        line = g_strdup_printf ("%s: ok\n%s: ok\n", policy, drop_in);
+        g_assert_cmpstr (check.out, ==, line);
+        check_bad = run_ctl (NULL, NULL, "policy", "check", bad, NULL);
+        g_assert_cmpint (check_bad.status, ==, 1);
+        g_assert_nonnull (strstr (check_bad.err, bad));
+        g_assert_nonnull (strstr (check_bad.err, "line 2"));
+        g_assert_nonnull (strstr (check_bad.err, "IT department"));
+
+        /* a damaged drop-in: no partial policy, an error that names it */
+        g_assert_true (g_file_set_contents (damaged, "{\"vm\": {\"maxVcpus\": 0}}", -1, NULL));
+        broken = run_ctl (NULL, NULL, "policy", "show", NULL);
+        ctl_env = NULL;
+        g_assert_cmpint (broken.status, ==, 125);
+        g_assert_cmpstr (broken.out, ==, "");
+        g_assert_nonnull (strstr (broken.err, damaged));
+        g_assert_nonnull (strstr (broken.err, "vm.maxVcpus"));
+        g_assert_nonnull (strstr (broken.err, "IT department"));
+
+        ctl_clear (&show);
+        ctl_clear (&json);
+        ctl_clear (&check);
+        ctl_clear (&check_bad);
+        ctl_clear (&broken);
+        g_spawn_sync (NULL, (char **) rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                      NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -860,6 +957,7 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/damaged-policy-before-boot", test_damaged_policy_before_boot);
         g_test_add_func ("/corralctl/changes", test_changes);
         g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
+        g_test_add_func ("/corralctl/policy", test_policy);
 
         return g_test_run ();
 }
