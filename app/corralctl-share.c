@@ -20,7 +20,7 @@
 #include "corral-vm-host.h"
 #include "corralctl-opts.h"
 #include "corralctl-vm.h"
-#include "fs-managed.h"
+#include "corral-policy.h"
 
 #define EXIT_CTL 125
 
@@ -125,18 +125,20 @@ vm_dir_for (const char *vm, GError **error)
 static void
 print_managed (void)
 {
-        const char *path = fs_managed_policy_path ();
+        const char *path = corral_policy_default_path ();
         g_autoptr (GError) error = NULL;
-        g_auto (GStrv) managed = NULL;
+        g_autoptr (CorralPolicy) policy = corral_policy_load (path, &error);
+        const char *const *managed = NULL;
         g_autofree char *list = NULL;
 
-        if (!fs_managed_load (path, &managed, &error)) {
+        if (!policy) {
                 g_printerr ("%s\n", error->message);
                 return;
         }
-        if (!managed[0])
+        if (!corral_policy_get_strv (policy, "sharedFolders.protectedPaths", &managed, NULL) ||
+            !managed[0])
                 return;
-        list = g_strjoinv (", ", managed);
+        list = g_strjoinv (", ", (char **) managed);
         g_print (_ ("Read-only in every shared folder by your organisation’s policy (%s): %s\n"),
                  path, list);
 }

@@ -237,6 +237,7 @@ reload (CorralEgressProxy *proxy)
 {
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralEgressPolicy) policy = NULL;
+        g_autoptr (CorralPolicy) managed = NULL;
 
         /* No file yet: the default of a new VM (corralctl net), an allowlist without rules. */
         if (!g_file_test (opt_policy, G_FILE_TEST_EXISTS))
@@ -248,6 +249,18 @@ reload (CorralEgressProxy *proxy)
                             error->message);
                 policy = corral_egress_policy_new (CORRAL_EGRESS_PRESET_NONE);
         }
+        /* The organisation's policy over the person's: a damaged one refuses everything, as
+         * a damaged person's policy does (nothing of a damaged policy applies, SECURITY.md
+         * M1). Read at each reload: SIGHUP applies a changed policy to a running VM. */
+        g_clear_error (&error);
+        managed = corral_policy_load_default (&error);
+        if (!managed) {
+                g_printerr ("corral-egressd: %s; refusing all traffic until it is fixed\n",
+                            error->message);
+                g_clear_pointer (&policy, corral_egress_policy_unref);
+                policy = corral_egress_policy_new (CORRAL_EGRESS_PRESET_NONE);
+        }
+        corral_egress_policy_set_managed (policy, managed);
         corral_egress_proxy_set_policy (proxy, policy);
 }
 

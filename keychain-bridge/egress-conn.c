@@ -87,6 +87,25 @@ explain (EgressConn *conn, const char *rule, const char *detail)
                 return g_strdup_printf (_ ("blocked by sandbox: %s matches the denied host rule "
                                            "“%s”; ask the user to change it in Settings → Network"),
                                         host, rule + 5);
+        /* The organisation's rules: the person cannot change them in Settings. */
+        if (g_str_equal (rule, "managed-deny"))
+                return g_strdup_printf (_ ("blocked by sandbox: connections to %s are blocked by "
+                                           "the user's organisation (its managed policy); the "
+                                           "user cannot allow them"),
+                                        host);
+        if (g_str_equal (rule, "managed-preset"))
+                return g_strdup_printf (_ ("blocked by sandbox: the user's organisation allows "
+                                           "no wider network access than this (its managed "
+                                           "policy), so %s cannot be reached; ask the user to "
+                                           "allow it in Settings → Network if the organisation "
+                                           "lets them"),
+                                        host);
+        if (g_str_equal (rule, "managed-no-approvals"))
+                return g_strdup_printf (_ ("blocked by sandbox: the user allowed %s, but their "
+                                           "organisation does not let them allow hosts (its "
+                                           "managed policy); only hosts it allows can be "
+                                           "reached"),
+                                        host);
         if (g_str_equal (rule, "preset:none"))
                 return g_strdup_printf (_ ("blocked by sandbox: internet access is off for this "
                                            "session; ask the user to allow %s in Settings → "

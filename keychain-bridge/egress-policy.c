@@ -23,6 +23,7 @@ struct _CorralEgressPolicy {
         GPtrArray *deny;
         GPtrArray *allow_text; /* of char*, borrowed from the rules */
         GPtrArray *deny_text;
+        CorralPolicy *managed; /* nullable: the organisation's network keys, over the rules */
 };
 
 static const char *const preset_names[] = { "none", "package-managers", "allowlist", "open-web" };
@@ -92,6 +93,7 @@ policy_clear (gpointer data)
         g_ptr_array_unref (p->deny_text);
         g_ptr_array_unref (p->allow);
         g_ptr_array_unref (p->deny);
+        g_clear_pointer (&p->managed, corral_policy_unref);
 }
 
 void
@@ -210,7 +212,99 @@ corral_egress_policy_copy (const CorralEgressPolicy *policy)
         for (guint i = 0; i < policy->deny->len; i++)
                 corral_egress_policy_add_rule (p, FALSE, g_ptr_array_index (policy->deny_text, i),
                                                NULL);
+        corral_egress_policy_set_managed (p, policy->managed);
         return p;
+}
+
+void
+corral_egress_policy_set_managed (CorralEgressPolicy *policy, CorralPolicy *managed)
+{
+        if (managed)
+                corral_policy_ref (managed);
+        g_clear_pointer (&policy->managed, corral_policy_unref);
+        policy->managed = managed;
+}
+
+/* The organisation's layer ---------------------------------------------------------------------
+ * Only locked keys count here (corral-policy.h): a default is where the person's own policy
+ * starts, and the person's policy is the rest of this file. */
+
+/* How wide a preset is: "none" and "allowlist" open only the allow rules. */
+static guint
+preset_rank (CorralEgressPreset preset)
+{
+        switch (preset) {
+        case CORRAL_EGRESS_PRESET_NONE:
+                return 0;
+        case CORRAL_EGRESS_PRESET_ALLOWLIST:
+                return 1;
+        case CORRAL_EGRESS_PRESET_PACKAGE_MANAGERS:
+                return 2;
+        case CORRAL_EGRESS_PRESET_OPEN_WEB:
+        default:
+                return 3;
+        }
+}
+
+/* The person's preset, narrowed to the widest the organisation allows. */
+static CorralEgressPreset
+effective_preset (const CorralEgressPolicy *policy)
+{
+        const char *name = NULL;
+        CorralPolicySetting how;
+        CorralEgressPreset cap;
+
+        if (!policy->managed ||
+            !corral_policy_get_string (policy->managed, "network.preset", &name, &how) ||
+            !how.locked || !corral_egress_preset_from_string (name, &cap) ||
+            preset_rank (cap) >= preset_rank (policy->preset))
+                return policy->preset;
+        return cap;
+}
+
+/* The candidate as the policy's host patterns read it: "HOST:PORT" ("[ADDR]:PORT" for IPv6,
+ * which no pattern there names). */
+static char *
+managed_candidate (const char *host, CorralHostKind kind, guint16 port)
+{
+        return kind == CORRAL_HOST_IPV6 ? g_strdup_printf ("[%s]:%u", host, port)
+                                        : g_strdup_printf ("%s:%u", host, port);
+}
+
+static gboolean
+managed_denies (const CorralEgressPolicy *policy, const char *candidate)
+{
+        return policy->managed &&
+               !corral_policy_allows (policy->managed, "network.deniedHosts", candidate, NULL);
+}
+
+/* network.allowedHosts, locked: the hosts the organisation opens (every file's list must name
+ * the host). An unlocked list opens nothing: it is a suggestion for the person's own rules. */
+static gboolean
+managed_grants (const CorralEgressPolicy *policy, const char *candidate)
+{
+        CorralPolicySetting how;
+        guint n = 0;
+
+        if (!policy->managed ||
+            !corral_policy_get_allow_lists (policy->managed, "network.allowedHosts", &n, &how) ||
+            n == 0 || !how.locked)
+                return FALSE;
+        return corral_policy_allows (policy->managed, "network.allowedHosts", candidate, NULL);
+}
+
+/* network.personMayApproveHosts, locked to false: the person's own allow rules open nothing. */
+static gboolean
+person_may_approve (const CorralEgressPolicy *policy)
+{
+        CorralPolicySetting how;
+        gboolean may = TRUE;
+
+        if (policy->managed &&
+            corral_policy_get_bool (policy->managed, "network.personMayApproveHosts", &may, &how) &&
+            how.locked)
+                return may;
+        return TRUE;
 }
 
 /* Matching ------------------------------------------------------------------------------------ */
@@ -243,6 +337,17 @@ find_rule (GPtrArray *rules, const char *host, CorralHostKind kind, guint16 port
         return NULL;
 }
 
+static gboolean preset_allows (CorralEgressPreset preset,
+                               const char *host,
+                               CorralHostKind kind,
+                               guint16 port,
+                               char **ret_rule);
+static gboolean preset_decides (CorralEgressPreset preset,
+                                const char *host,
+                                CorralHostKind kind,
+                                guint16 port,
+                                char **ret_rule);
+
 gboolean
 corral_egress_policy_check (const CorralEgressPolicy *policy,
                             const char *host,
@@ -250,17 +355,63 @@ corral_egress_policy_check (const CorralEgressPolicy *policy,
                             guint16 port,
                             char **ret_rule)
 {
+        g_autofree char *candidate = managed_candidate (host, kind, port);
+        CorralEgressPreset preset = effective_preset (policy);
         const Rule *r;
+        gboolean allowed;
 
+        /* The organisation's denial beats everything; its grants beat the person's denials
+         * only where it named the host itself. */
+        if (managed_denies (policy, candidate)) {
+                *ret_rule = g_strdup ("managed-deny");
+                return FALSE;
+        }
         if ((r = find_rule (policy->deny, host, kind, port))) {
                 *ret_rule = g_strconcat ("deny:", r->pattern, NULL);
                 return FALSE;
         }
-        if ((r = find_rule (policy->allow, host, kind, port))) {
+        if (managed_grants (policy, candidate)) {
+                *ret_rule = g_strdup ("managed-allow");
+                return TRUE;
+        }
+        if ((r = find_rule (policy->allow, host, kind, port)) && person_may_approve (policy)) {
                 *ret_rule = g_strconcat ("allow:", r->pattern, NULL);
                 return TRUE;
         }
-        switch (policy->preset) {
+        allowed = preset_allows (preset, host, kind, port, ret_rule);
+        /* What the person's own choice would have opened is said as the organisation's. */
+        if (!allowed && (r || (preset != policy->preset &&
+                               preset_allows (policy->preset, host, kind, port, NULL)))) {
+                g_free (*ret_rule);
+                *ret_rule = g_strdup (r ? "managed-no-approvals" : "managed-preset");
+        }
+        return allowed;
+}
+
+/* The preset's decision; rule (nullable) as corral_egress_policy_check() sets it. */
+static gboolean
+preset_allows (CorralEgressPreset preset,
+               const char *host,
+               CorralHostKind kind,
+               guint16 port,
+               char **ret_rule)
+{
+        g_autofree char *rule = NULL;
+        gboolean allowed = preset_decides (preset, host, kind, port, &rule);
+
+        if (ret_rule)
+                *ret_rule = g_steal_pointer (&rule);
+        return allowed;
+}
+
+static gboolean
+preset_decides (CorralEgressPreset preset,
+                const char *host,
+                CorralHostKind kind,
+                guint16 port,
+                char **ret_rule)
+{
+        switch (preset) {
         case CORRAL_EGRESS_PRESET_OPEN_WEB:
                 *ret_rule = g_strdup ("preset:open-web");
                 return TRUE;
@@ -293,8 +444,12 @@ corral_egress_policy_allows_address (const CorralEgressPolicy *policy,
         CorralHostKind kind = g_inet_address_get_family (addr) == G_SOCKET_FAMILY_IPV6
                                       ? CORRAL_HOST_IPV6
                                       : CORRAL_HOST_IPV4;
+        g_autofree char *candidate = managed_candidate (text, kind, port);
 
-        if (find_rule (policy->deny, text, kind, port))
+        /* Only the person's exact rule opens a non-public address; the organisation can close
+         * it, and can take the person's rules away. */
+        if (find_rule (policy->deny, text, kind, port) || managed_denies (policy, candidate) ||
+            !person_may_approve (policy))
                 return FALSE;
         for (guint i = 0; i < policy->allow->len; i++) {
                 const Rule *r = g_ptr_array_index (policy->allow, i);
@@ -309,7 +464,11 @@ corral_egress_policy_allows_address (const CorralEgressPolicy *policy,
 gboolean
 corral_egress_policy_allows_host_alias (const CorralEgressPolicy *policy, guint16 port)
 {
-        if (find_rule (policy->deny, CORRAL_EGRESS_HOST_ALIAS, CORRAL_HOST_NAME, port))
+        g_autofree char *candidate =
+                managed_candidate (CORRAL_EGRESS_HOST_ALIAS, CORRAL_HOST_NAME, port);
+
+        if (find_rule (policy->deny, CORRAL_EGRESS_HOST_ALIAS, CORRAL_HOST_NAME, port) ||
+            managed_denies (policy, candidate) || !person_may_approve (policy))
                 return FALSE;
         for (guint i = 0; i < policy->allow->len; i++) {
                 const Rule *r = g_ptr_array_index (policy->allow, i);

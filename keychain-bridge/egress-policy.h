@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include "corral-policy.h"
 #include "egress-addr.h"
 
 G_BEGIN_DECLS
@@ -36,6 +37,15 @@ CorralEgressPolicy *corral_egress_policy_new (CorralEgressPreset preset);
 CorralEgressPolicy *corral_egress_policy_ref (CorralEgressPolicy *policy);
 void corral_egress_policy_unref (CorralEgressPolicy *policy);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralEgressPolicy, corral_egress_policy_unref)
+
+/* The organisation's policy (corral-policy.h; nullable: none), over the person's rules: its
+ * locked network.deniedHosts refuse a host whatever allows it ("managed-deny"); its locked
+ * network.allowedHosts open the hosts every list names ("managed-allow"; not the non-public
+ * addresses or the host alias, which only the person's exact rules open); a locked
+ * network.preset is the widest preset that applies ("managed-preset" when the person's own
+ * would have opened the host); a locked network.personMayApproveHosts false makes the
+ * person's allow rules open nothing ("managed-no-approvals"). Referenced; copies keep it. */
+void corral_egress_policy_set_managed (CorralEgressPolicy *policy, CorralPolicy *managed);
 
 /* (transfer full) a modifiable copy. */
 CorralEgressPolicy *corral_egress_policy_copy (const CorralEgressPolicy *policy);
@@ -62,7 +72,7 @@ const GPtrArray *corral_egress_policy_get_rules (const CorralEgressPolicy *polic
 
 /* The decision for a request to host:port (host canonical, from corral_egress_parse_host).
  * Always sets *ret_rule (transfer full) to the rule that decided: "deny:PATTERN",
- * "allow:PATTERN", "preset:NAME" or "default-deny". */
+ * "allow:PATTERN", "preset:NAME", "default-deny", or one of the organisation's (above). */
 gboolean corral_egress_policy_check (const CorralEgressPolicy *policy,
                                      const char *host,
                                      CorralHostKind kind,

@@ -16,7 +16,7 @@
 #include "corral-paths.h"
 #include "corral-shm.h"
 #include "corral-spawn.h"
-#include "fs-managed.h"
+#include "corral-policy.h"
 #include "fs-own.h"
 #include "fs-server.h"
 #include "proto.h"
@@ -147,8 +147,8 @@ spawn_server (const char *vm_dir, GError **error)
         g_autofree char *shm = g_build_filename ("/dev/shm", shm_name, NULL);
         /* The VM's ivshmem file, when it has one: file contents then bypass the port. */
         gboolean with_shm = g_file_test (shm, G_FILE_TEST_IS_REGULAR);
-        const char *policy = fs_managed_policy_path ();
-        g_auto (GStrv) managed = NULL;
+        const char *policy = corral_policy_default_path ();
+        g_autoptr (CorralPolicy) managed = NULL;
         /* --connect first: scripts find a VM's server by "corral-fsd --connect VM_DIR" */
         const char *argv[] = { corral_shares_fsd_path (),
                                "--connect",
@@ -171,7 +171,8 @@ spawn_server (const char *vm_dir, GError **error)
 
         /* The server refuses a damaged policy too; read here, the caller gets the reason
          * instead of "see fsd.log". */
-        if (!fs_managed_load (policy, &managed, error))
+        if (!(managed = corral_policy_load (policy, error)) ||
+            !corral_policy_check_version (managed, NULL, error))
                 return FALSE;
         return corral_spawn_detached (vm_dir, argv, log, _ ("Cannot start the file server: %s"),
                                       error);
@@ -469,6 +470,7 @@ change (const char *vm_dir,
 {
         g_autoptr (GSocketConnection) conn = control_connect (vm_dir, NULL);
         g_autoptr (FsServer) s = NULL;
+        g_autoptr (CorralPolicy) managed = NULL;
         gboolean ok;
 
         if (conn) {
@@ -487,9 +489,14 @@ change (const char *vm_dir,
                 cJSON_Delete (reply);
                 return reply != NULL;
         }
+        /* A share added or widened is checked against the organisation's policy as the server
+         * would check it; removing one never is (it only narrows what the guest sees). */
+        if (!g_str_equal (op, "remove") && !(managed = corral_policy_load_default (error)))
+                return FALSE;
         s = load_offline (vm_dir, error);
         if (!s)
                 return FALSE;
+        fs_server_set_managed_policy (s, managed);
         if (g_str_equal (op, "add"))
                 ok = fs_server_add_share (s, name, path, mode, protect, error);
         else if (g_str_equal (op, "remove"))

@@ -9,7 +9,9 @@
 #include <string.h>
 
 static const char *const modes[] = { "ro", "rw-nodelete", "rw", NULL };
-static const char *const presets[] = { "none", "package-managers", "allowlist", "open-web", NULL };
+/* Narrowest first: "none" and "allowlist" reach only allow rules (none says so as "internet
+ * off"), "package-managers" adds the package hosts, "open-web" every public host. */
+static const char *const presets[] = { "none", "allowlist", "package-managers", "open-web", NULL };
 
 static const CorralPolicyMember folder_mode_members[] = {
         { "folder", CORRAL_POLICY_MEMBER_STRING, CORRAL_POLICY_FORMAT_FOLDER, TRUE, 0,
@@ -73,8 +75,8 @@ static const CorralPolicyKey keys[] = {
               "secrets.env."),
           LIST (PATTERN, CORRAL_POLICY_MAX_ITEMS) },
         { "network.preset", CORRAL_POLICY_KIND_ENUM,
-          N_ ("The network preset: none, package-managers, allowlist or open-web; when locked, "
-              "the widest one the person may choose."),
+          N_ ("The network preset, narrowest first: none, allowlist, package-managers or "
+              "open-web; when locked, the widest one the person may choose."),
           .values = presets },
         { "network.allowedHosts", CORRAL_POLICY_KIND_ALLOW_LIST,
           N_ ("Hosts the VM may reach, such as example.com or *.example.com."),

@@ -63,6 +63,8 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 
+#include "corral-share-mode.h"
+
 G_BEGIN_DECLS
 
 #define CORRAL_POLICY_ERROR (corral_policy_error_quark ())
@@ -266,6 +268,18 @@ gboolean corral_policy_max_mode_for_folder (CorralPolicy *policy,
                                             const char *folder,
                                             CorralPolicyMode *ret_max_mode,
                                             GError **error);
+
+/* Whether folder (absolute, its links resolved) may be shared in mode: the checks of
+ * corral_policy_max_mode_for_folder, then mode against the widest it allows (FALSE with a
+ * CORRAL_POLICY_ERROR_BLOCKED sentence naming the folder and that access).
+ * ret_max_mode (nullable): the widest mode allowed, when the folder may be shared at all.
+ * The file server decides with it; the task service asks it first to say so before a
+ * workspace starts. */
+gboolean corral_policy_check_share (CorralPolicy *policy,
+                                    const char *folder,
+                                    FsMode mode,
+                                    FsMode *ret_max_mode,
+                                    GError **error);
 
 /* Every key, in table order, for `corralctl policy show --json`:
  *   {"digest": HEX, "sources": [FILE...], "settings": {"vm.maxVcpus": {"set": true,

@@ -13,7 +13,7 @@
 #include "corral-task-start.h"
 #include "corral-thread.h"
 #include "assistant-store.h"
-#include "fs-managed.h"
+#include "corral-policy.h"
 
 CorralTaskConfig *
 corral_task_config_copy (const CorralTaskConfig *config)
@@ -247,8 +247,11 @@ corral_launch_error_explain (const GError *error, char **ret_title, char **ret_h
         } else if (g_error_matches (error, CORRAL_TASK_ERROR, CORRAL_TASK_ERROR_FOLDER)) {
                 /* The message names the folder and says what to do. */
                 title = _ ("This Folder Cannot Be Shared");
-        } else if (error->domain == FS_MANAGED_ERROR) {
-                /* The message names the file and says to ask IT. */
+        } else if (g_error_matches (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED)) {
+                /* The message names the rule, "set by your organisation". */
+                title = _ ("Your Organisation Does Not Allow This");
+        } else if (error->domain == CORRAL_POLICY_ERROR) {
+                /* The message names the file, the line and says to ask IT. */
                 title = _ ("Your Organisation’s Policy Needs Fixing");
         } else if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_TIMEOUT)) {
                 title = _ ("The Workspace Did Not Answer");

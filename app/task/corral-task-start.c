@@ -14,19 +14,54 @@
 #include "corral-shares.h"
 #include "corral-task-private.h"
 #include "corral-thread.h"
-#include "fs-managed.h"
+#include "corral-policy.h"
 
 /* clang-format off */
 G_DEFINE_QUARK (corral-task-error-quark, corral_task_error)
 /* clang-format on */
 
+/* (transfer full) the policy, when it can be read, is valid and lets this version run. */
+static CorralPolicy *
+load_policy (GError **error)
+{
+        g_autoptr (CorralPolicy) policy = corral_policy_load_default (error);
+
+        if (!policy || !corral_policy_check_version (policy, NULL, error))
+                return NULL;
+        return g_steal_pointer (&policy);
+}
+
 gboolean
 corral_task_check_managed_policy (GError **error)
 {
-        g_auto (GStrv) protect = NULL;
-        g_auto (GStrv) hide = NULL;
+        g_autoptr (CorralPolicy) policy = load_policy (error);
 
-        return fs_managed_load_all (fs_managed_policy_path (), &protect, &hide, error);
+        return policy != NULL;
+}
+
+static gboolean folder_unopenable (const char *shown, int err, GError **error);
+
+/* The policy's word on each folder, where it really is (links resolved, as the file server
+ * sees it; check_share made sure it exists). */
+static gboolean
+check_shares_allowed (CorralPolicy *policy,
+                      const CorralTaskShare *shares,
+                      gsize n_shares,
+                      GError **error)
+{
+        for (gsize i = 0; i < n_shares; i++) {
+                g_autofree char *where = realpath (shares[i].folder, NULL);
+
+                if (!where) {
+                        int err = errno;
+                        g_autofree char *shown = g_filename_display_name (shares[i].folder);
+
+                        return folder_unopenable (shown, err, error);
+                }
+                if (!corral_policy_check_share (policy, where, shares[i].mode, NULL, error))
+                        return FALSE;
+        }
+        return TRUE;
 }
 
 static gboolean
@@ -100,8 +135,10 @@ corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares, GError 
 gboolean
 corral_task_preflight (const CorralTaskShare *shares, gsize n_shares, GError **error)
 {
-        return corral_task_check_managed_policy (error) &&
-               corral_task_check_shares (shares, n_shares, error);
+        g_autoptr (CorralPolicy) policy = load_policy (error);
+
+        return policy && corral_task_check_shares (shares, n_shares, error) &&
+               check_shares_allowed (policy, shares, n_shares, error);
 }
 
 gboolean

@@ -39,8 +39,9 @@ typedef struct {
         FsMode mode;
 } CorralTaskShare;
 
-/* The managed policy (fs_managed_policy_path()) can be read and is valid. A damaged one would
- * stop the file server after the boot; the error names the file and who can fix it. */
+/* The managed policy (corral-policy.h) can be read, is valid and lets this version of Corral
+ * run. A damaged one would stop the file server after the boot; the error names the file and
+ * who can fix it. */
 gboolean corral_task_check_managed_policy (GError **error);
 
 /* Each folder can be shared as asked: it exists, is a folder, and the person (whose rights
@@ -49,7 +50,8 @@ gboolean corral_task_check_managed_policy (GError **error);
 gboolean corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares, GError **error);
 
 /* Everything that can be known to fail before a build or a boot: the managed policy, then
- * the folders. */
+ * the folders, then whether the policy lets each be shared in its mode (the file server
+ * refuses it too; here it is said before anything boots). */
 gboolean corral_task_preflight (const CorralTaskShare *shares, gsize n_shares, GError **error);
 
 /* What a new workspace is made from. */

@@ -10,9 +10,10 @@
  * stat then approved-delete for what the person approved; undo and keep-all for the person's
  * answer to the change journal --keep-dir holds, fs-journal.h) and keeps
  * the share list in --config so that a restarted server serves the same folders. Exits when
- * the channel closes. --policy reads the organisation's managed policy (fs-managed.h): its
- * protected paths apply to every share, like --protect; a damaged policy stops the server
- * before it serves anything.
+ * the channel closes. --policy reads the organisation's managed policy (corral-policy.h, with
+ * its managed.d): its protected and hidden paths apply to every share, like --protect, and a
+ * folder or mode it forbids is refused however it is asked for; a damaged policy, or one
+ * that does not let this version run, stops the server before it serves anything.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -34,7 +35,6 @@
 
 #include "corral-glib-compat.h"
 #include "corral-unix.h"
-#include "fs-managed.h"
 #include "fs-own.h"
 #include "fs-server.h"
 #include "proto.h"
@@ -683,22 +683,30 @@ on_signal (gpointer user_data)
         return G_SOURCE_CONTINUE;
 }
 
-/* Paths protected and hidden in every share: the managed policy's and --protect's. */
+/* The organisation's policy: its protected and hidden paths with --protect's in every share,
+ * and its limits on which folders are shared and how. */
 static gboolean
-set_policy_paths (FsServer *server, const char *policy_path, char **protect, GError **error)
+set_managed_policy (FsServer *server, const char *policy_path, char **protect, GError **error)
 {
-        g_auto (GStrv) managed = NULL, hidden = NULL, all = NULL;
+        g_autoptr (CorralPolicy) policy = NULL;
         g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+        g_auto (GStrv) all = NULL;
+        const char *const *managed = NULL, *const *hidden = NULL;
 
-        if (policy_path && !fs_managed_load_all (policy_path, &managed, &hidden, error))
-                return FALSE;
+        if (policy_path) {
+                if (!(policy = corral_policy_load (policy_path, error)) ||
+                    !corral_policy_check_version (policy, NULL, error))
+                        return FALSE;
+                corral_policy_get_strv (policy, "sharedFolders.protectedPaths", &managed, NULL);
+                corral_policy_get_strv (policy, "sharedFolders.hiddenPaths", &hidden, NULL);
+        }
         if (managed)
                 g_strv_builder_addv (b, (const char **) managed);
         if (protect)
                 g_strv_builder_addv (b, (const char **) protect);
         all = g_strv_builder_end (b);
-        return fs_server_set_policy_paths (server, (const char *const *) all,
-                                           (const char *const *) hidden, error);
+        fs_server_set_managed_policy (server, policy);
+        return fs_server_set_policy_paths (server, (const char *const *) all, hidden, error);
 }
 
 /* Corral's own folders (fs-own.h), this VM's among them: never shared, hidden inside shares. */
@@ -810,7 +818,7 @@ main (int argc, char **argv)
                 fs_server_set_shm (server, d.shm, d.shm_size);
         }
         set_own_dirs (server, config_path, keep_dir);
-        if (!set_policy_paths (server, policy_path, protect, &error)) {
+        if (!set_managed_policy (server, policy_path, protect, &error)) {
                 g_printerr ("corral-fsd: %s\n", error->message);
                 return 2;
         }

@@ -84,6 +84,7 @@ struct _FsServer {
         GHashTable *keep_made; /* "dev:ino" of the files this server created */
         GHashTable *keep_changed; /* "dev:ino" of the files kept before their first change */
         GHashTable *journal_shares; /* share name -> folder the journal has named */
+        CorralPolicy *managed; /* nullable: the organisation's policy */
         char **policy_protected; /* patterns every share gets */
         char **policy_hidden;
         GArray *own_dirs; /* FsDirId: Corral's own folders and the keychain's, never shared */

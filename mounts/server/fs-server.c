@@ -116,6 +116,22 @@ notify_root_entry (FsServer *s, const char *name)
         fs_server_notify_entry (s, FS_ROOT_NODE, name);
 }
 
+/* The organisation's policy on the folder open as fd: where it really is, links resolved (the
+ * policy names folders, and a link to a forbidden folder is that folder). */
+static gboolean
+managed_allows (FsServer *s, int fd, FsMode mode, GError **error)
+{
+        g_autofree char *proc = NULL, *where = NULL;
+
+        if (!s->managed)
+                return TRUE;
+        proc = g_strdup_printf ("/proc/self/fd/%d", fd);
+        where = g_file_read_link (proc, error);
+        if (!where)
+                return FALSE;
+        return corral_policy_check_share (s->managed, where, mode, NULL, error);
+}
+
 gboolean
 fs_server_add_share (FsServer *s,
                      const char *name,
@@ -172,6 +188,8 @@ fs_server_add_share (FsServer *s,
                 return FALSE;
         }
 
+        if (!managed_allows (s, fd, mode, error))
+                return FALSE;
         if (fs_own_ids_enclose (s->own_dirs, fd)) {
                 g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
                              _ ("“%s” holds Corral's own files (its settings, virtual machines "
@@ -231,7 +249,7 @@ fs_server_set_mode (FsServer *s, const char *name, FsMode mode, GError **error)
 {
         FsShare *share = share_or_error (s, name, error);
 
-        if (!share)
+        if (!share || !managed_allows (s, share->root_fd, mode, error))
                 return FALSE;
         share->mode = mode;
         notify_root_entry (s, name);
@@ -748,6 +766,7 @@ fs_server_free (FsServer *s)
         fs_keep_clear (s);
         g_strfreev (s->policy_protected);
         g_strfreev (s->policy_hidden);
+        g_clear_pointer (&s->managed, corral_policy_unref);
         g_array_unref (s->own_dirs);
         g_free (s);
 }
@@ -781,6 +800,15 @@ fs_server_set_policy_paths (FsServer *s,
         s->policy_protected = g_strdupv ((char **) protected);
         s->policy_hidden = g_strdupv ((char **) hidden);
         return TRUE;
+}
+
+void
+fs_server_set_managed_policy (FsServer *s, CorralPolicy *policy)
+{
+        if (policy)
+                corral_policy_ref (policy);
+        g_clear_pointer (&s->managed, corral_policy_unref);
+        s->managed = policy;
 }
 
 void

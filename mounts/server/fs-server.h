@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "fs-audit.h"
+#include "corral-policy.h"
 #include "fs-policy.h"
 #include "fs.h"
 #include "proto.h"
@@ -38,6 +39,12 @@ gboolean fs_server_set_policy_paths (FsServer *s,
                                      const char *const *protected,
                                      const char *const *hidden,
                                      GError **error);
+
+/* The organisation's policy (corral-policy.h; nullable: none): a share it forbids, or in a
+ * wider mode than it allows, is refused when added (the person's choice, the control socket
+ * or shares.json alike) and a mode change past it is refused. The policy is referenced. Its
+ * protected and hidden paths are set with fs_server_set_policy_paths. */
+void fs_server_set_managed_policy (FsServer *s, CorralPolicy *policy);
 
 /* Corral's own folders (fs-own.h): a share that is one of them or lies inside one is refused,
  * and inside a share they are hidden like the hidden paths, wherever they were moved. */

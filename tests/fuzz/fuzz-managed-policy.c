@@ -1,10 +1,11 @@
-/* fuzz-managed-policy.c — libFuzzer target for the managed policy's shared-folder settings
- * (fs-managed.h): a file IT writes and Corral reads as untrusted input. Whatever parses must
- * give patterns the file server accepts; whatever does not must say why.
+/* fuzz-managed-policy.c — libFuzzer target for one managed policy file (corral-policy.h) as
+ * the file server uses it: a file IT writes and Corral reads as untrusted input. Whatever
+ * loads must give protected and hidden paths the file server accepts and a folder check that
+ * answers; whatever does not must say why. (Several files merged: fuzz-managed-policy-merge.)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "fs-managed.h"
+#include "corral-policy.h"
 #include "fs-paths.h"
 
 #include <gio/gio.h>
@@ -16,18 +17,28 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
         g_autoptr (GError) error = NULL;
-        g_auto (GStrv) protect = NULL, hide = NULL;
+        g_autoptr (CorralPolicy) policy = NULL;
         g_autoptr (FsPathRules) check = NULL;
+        const char *origin = "/etc/corral/managed.json";
+        const char *text = (const char *) data;
+        gsize len = size;
+        const char *const *protect = NULL, *const *hide = NULL;
+        FsMode max = FS_MODE_RW;
 
-        if (!fs_managed_parse ((const char *) data, size, "fuzz.json", &protect, &hide, &error)) {
+        policy = corral_policy_parse_texts (1, &origin, &text, &len, &error);
+        if (!policy) {
                 g_assert_nonnull (error);
-                g_assert_null (protect);
+                g_assert_nonnull (strstr (error->message, origin));
                 return 0;
         }
         g_assert_no_error (error);
-        g_assert_cmpuint (g_strv_length (protect), <=, FS_MANAGED_MAX_PROTECTED);
-        g_assert_cmpuint (g_strv_length (hide), <=, FS_MANAGED_MAX_PROTECTED);
-        check = fs_path_rules_new ((const char *const *) protect, (const char *const *) hide, NULL);
+        corral_policy_get_strv (policy, "sharedFolders.protectedPaths", &protect, NULL);
+        corral_policy_get_strv (policy, "sharedFolders.hiddenPaths", &hide, NULL);
+        g_assert_true (!protect || g_strv_length ((char **) protect) <= CORRAL_POLICY_MAX_ITEMS);
+        g_assert_true (!hide || g_strv_length ((char **) hide) <= CORRAL_POLICY_MAX_ITEMS);
+        check = fs_path_rules_new (protect, hide, NULL);
         g_assert_nonnull (check);
+        if (!corral_policy_check_share (policy, "/home/person/Documents", FS_MODE_RW, &max, &error))
+                g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED);
         return 0;
 }

@@ -41,21 +41,26 @@ write_policy (Daemon *d, const char *json)
         g_assert_no_error (error);
 }
 
+/* managed (nullable): the organisation's policy file the daemon reads, instead of the suite's. */
 static void
-daemon_start (Daemon *d, const char *json)
+daemon_start_managed (Daemon *d, const char *json, const char *managed)
 {
         g_autoptr (GError) error = NULL;
         g_autofree char *exe = daemon_path ();
         g_autofree char *line = NULL;
         g_autoptr (GDataInputStream) in = NULL;
+        g_autoptr (GSubprocessLauncher) l =
+                g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
 
         d->dir = g_dir_make_tmp ("corral-egressd-XXXXXX", &error);
         g_assert_no_error (error);
         d->policy = g_build_filename (d->dir, "policy.json", NULL);
         d->audit = g_build_filename (d->dir, "audit.jsonl", NULL);
         write_policy (d, json);
-        d->proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, exe, "--policy",
-                                    d->policy, "--tcp", "127.0.0.1:0", "--audit", d->audit, NULL);
+        if (managed)
+                g_subprocess_launcher_setenv (l, "CORRAL_MANAGED_POLICY", managed, TRUE);
+        d->proc = g_subprocess_launcher_spawn (l, &error, exe, "--policy", d->policy, "--tcp",
+                                               "127.0.0.1:0", "--audit", d->audit, NULL);
         g_assert_no_error (error);
         in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (d->proc));
         line = g_data_input_stream_read_line (in, NULL, NULL, &error);
@@ -64,6 +69,12 @@ daemon_start (Daemon *d, const char *json)
         g_assert_true (g_str_has_prefix (line, "listening on port "));
         d->port = (guint16) g_ascii_strtoull (line + 18, NULL, 10);
         g_assert_cmpuint (d->port, >, 0);
+}
+
+static void
+daemon_start (Daemon *d, const char *json)
+{
+        daemon_start_managed (d, json, NULL);
 }
 
 static void
@@ -129,6 +140,43 @@ test_reload (void)
         g_assert_nonnull (strstr (audit, "\"decision\":\"denied\",\"rule\":\"preset:none\""));
         g_assert_nonnull (strstr (audit, "\"rule\":\"deny:127.0.0.1:"));
         daemon_stop (&d);
+}
+
+/* The organisation's policy over the person's (SECURITY.md M3): a host it denies is refused
+ * although the person allowed it, with a reply that says who decided; a changed policy applies
+ * at the next reload (SIGHUP); a damaged one refuses everything. */
+static void
+test_managed_policy (void)
+{
+        g_autoptr (EgressTestServer) srv = egress_test_server_new (NULL, FALSE);
+        guint16 p = egress_test_server_get_port (srv);
+        g_autofree char *allow = g_strdup_printf ("{\"allow\":[\"127.0.0.1:%u\"]}", p);
+        g_autofree char *dir = g_dir_make_tmp ("corral-egress-managed-XXXXXX", NULL);
+        g_autofree char *managed = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *request = g_strdup_printf ("GET http://127.0.0.1:%u/ HTTP/1.0\r\n\r\n", p);
+        g_autofree char *audit = NULL;
+        g_autoptr (GString) reply = NULL;
+        Daemon d = { 0 };
+
+        g_assert_true (g_file_set_contents (
+                managed, "{\"network\": {\"deniedHosts\": [\"127.0.0.1\"]}}", -1, NULL));
+        daemon_start_managed (&d, allow, managed);
+        reply = egress_test_request (d.port, request, -1);
+        g_assert_cmpuint (egress_test_status (reply->str), ==, 403);
+        g_assert_nonnull (strstr (reply->str, "X-Corral-Blocked: managed-deny"));
+        g_assert_nonnull (strstr (reply->str, "organisation"));
+        g_assert_true (g_file_get_contents (d.audit, &audit, NULL, NULL));
+        g_assert_nonnull (strstr (audit, "\"rule\":\"managed-deny\""));
+
+        g_assert_true (g_file_set_contents (managed, "{}", -1, NULL));
+        g_subprocess_send_signal (d.proc, SIGHUP);
+        wait_status (&d, p, 204);
+        g_assert_true (g_file_set_contents (managed, "{\"network\": 7}", -1, NULL));
+        g_subprocess_send_signal (d.proc, SIGHUP);
+        wait_status (&d, p, 403);
+        daemon_stop (&d);
+        g_unlink (managed);
+        g_rmdir (dir);
 }
 
 static void
@@ -518,6 +566,7 @@ main (int argc, char **argv)
         g_test_init (&argc, &argv, NULL);
         g_test_add_func ("/egress-daemon/policy-reload", test_reload);
         g_test_add_func ("/egress-daemon/loopback-only", test_loopback_only);
+        g_test_add_func ("/egress-daemon/managed-policy", test_managed_policy);
         g_test_add_data_func ("/egress-daemon/outlives-terminal-bus", GINT_TO_POINTER (FALSE),
                               test_outlives_terminal_bus);
         g_test_add_data_func ("/egress-daemon/outlives-terminal-keyring", GINT_TO_POINTER (TRUE),

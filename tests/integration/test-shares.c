@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "corral-policy.h"
 #include "corral-shares.h"
 #include "proto.h"
 
@@ -489,7 +490,7 @@ test_managed_policy (Fixture *f, gconstpointer data)
                 policy, "{\"sharedFolders\": {\"protectedPaths\": [\"../deploy\"]}}", -1, NULL));
         g_assert_false (corral_shares_ensure_server (f->vm_dir, &error));
         g_assert_nonnull (strstr (error->message, policy));
-        g_assert_nonnull (strstr (error->message, "../deploy"));
+        g_assert_nonnull (strstr (error->message, "protectedPaths[0]"));
         g_clear_error (&error);
         g_assert_false (g_file_test (log, G_FILE_TEST_EXISTS)); /* nothing was started */
 
@@ -506,6 +507,100 @@ test_managed_policy (Fixture *f, gconstpointer data)
 
         g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
         g_socket_close (vm_end, NULL); /* the VM's port closes: the server leaves */
+}
+
+/* The organisation's limits on which folders are shared and how (sharedFolders.deniedFolders,
+ * .maxMode) hold however a share is asked for: offline in shares.json, through the running
+ * server's control socket, through a link to a forbidden folder, and in a shares.json written
+ * by hand before the server starts (SECURITY.md F23). */
+static void
+test_managed_folders (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *policy = g_build_filename (f->root, "managed.json", NULL);
+        g_autofree char *secret = g_build_filename (f->root, "Secret", NULL);
+        g_autofree char *inside = g_build_filename (secret, "inside", NULL);
+        g_autofree char *link = g_build_filename (f->root, "link-to-secret", NULL);
+        g_autofree char *control = g_build_filename (f->vm_dir, "fsd.sock", NULL);
+        g_autofree char *config = g_build_filename (f->vm_dir, "shares.json", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        g_autofree char *text = NULL, *by_hand = NULL;
+        g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+        g_autoptr (GSubprocess) fsd = NULL;
+        g_autoptr (GPtrArray) list = NULL;
+        int sv[2];
+
+        g_assert_cmpint (g_mkdir (secret, 0755), ==, 0);
+        g_assert_cmpint (g_mkdir (inside, 0755), ==, 0);
+        g_assert_cmpint (symlink (secret, link), ==, 0);
+        text = g_strdup_printf ("{\"sharedFolders\": {\"maxMode\": \"rw-nodelete\", "
+                                "\"deniedFolders\": [\"%s\"]}}",
+                                secret);
+        g_assert_true (g_file_set_contents (policy, text, -1, NULL));
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+
+        /* Offline (shares.json): wider than allowed, and a forbidden folder, are refused. */
+        g_assert_false (
+                corral_shares_add (f->vm_dir, f->folder, FS_MODE_RW, "notes", NULL, NULL, &error));
+        g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED);
+        g_assert_nonnull (strstr (error->message, "“Can edit, but not delete” at most"));
+        g_assert_nonnull (strstr (error->message, "set by your organisation"));
+        g_clear_error (&error);
+        g_assert_true (corral_shares_add (f->vm_dir, f->folder, FS_MODE_RW_NODELETE, "notes", NULL,
+                                          NULL, &error));
+        g_assert_no_error (error);
+        g_assert_false (corral_shares_set_mode (f->vm_dir, "notes", FS_MODE_RW, &error));
+        g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED);
+        g_clear_error (&error);
+        g_assert_true (corral_shares_set_mode (f->vm_dir, "notes", FS_MODE_RO, &error));
+        for (guint i = 0; i < 3; i++) {
+                const char *folder = i == 0 ? secret : i == 1 ? inside : link;
+
+                g_assert_false (
+                        corral_shares_add (f->vm_dir, folder, FS_MODE_RO, "s", NULL, NULL, &error));
+                g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED);
+                g_assert_nonnull (strstr (error->message, "may not be shared"));
+                g_clear_error (&error);
+        }
+        /* Removing never needs the policy: it only narrows what the guest sees. */
+        g_assert_true (corral_shares_remove (f->vm_dir, "notes", &error));
+
+        /* A shares.json written by hand with the forbidden folder: the server skips it. */
+        by_hand = g_strdup_printf ("{\"shares\": [{\"name\": \"s\", \"path\": \"%s\", "
+                                   "\"mode\": \"ro\"}, {\"name\": \"n\", \"path\": \"%s\", "
+                                   "\"mode\": \"rw\"}]}",
+                                   secret, f->folder);
+        g_assert_true (g_file_set_contents (config, by_hand, -1, NULL));
+        g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        g_subprocess_launcher_take_fd (l, sv[1], 3);
+        fsd = g_subprocess_launcher_spawn (l, &error, g_getenv ("CORRAL_FSD_PATH"), "--fd", "3",
+                                           "--control", control, "--config", config, "--policy",
+                                           policy, NULL);
+        g_assert_no_error (error);
+        wait_control (control);
+        list = corral_shares_list (f->vm_dir, &error);
+        g_assert_no_error (error);
+        g_assert_cmpuint (list->len, ==, 0); /* "n" asked for more than rw-nodelete */
+
+        /* Online: the running server refuses the same. */
+        g_assert_false (corral_shares_add (f->vm_dir, link, FS_MODE_RO, "s", NULL, NULL, &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_FAILED);
+        g_assert_nonnull (strstr (error->message, "may not be shared"));
+        g_clear_error (&error);
+        g_assert_false (
+                corral_shares_add (f->vm_dir, f->folder, FS_MODE_RW, "notes", NULL, NULL, &error));
+        g_assert_nonnull (strstr (error->message, "at most"));
+        g_clear_error (&error);
+        g_assert_true (
+                corral_shares_add (f->vm_dir, f->folder, FS_MODE_RO, "notes", NULL, NULL, &error));
+        g_assert_false (corral_shares_set_mode (f->vm_dir, "notes", FS_MODE_RW, &error));
+        g_assert_nonnull (strstr (error->message, "set by your organisation"));
+        g_clear_error (&error);
+
+        g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
+        close (sv[0]);
+        g_subprocess_wait_check (fsd, NULL, &error);
+        g_assert_no_error (error);
 }
 
 /* The guest's side of the VM's port ------------------------------------------------------------ */
@@ -723,6 +818,8 @@ main (int argc, char **argv)
         g_test_add ("/shares/approved-delete", Fixture, NULL, setup, test_approved_delete,
                     teardown);
         g_test_add ("/shares/managed-policy", Fixture, NULL, setup, test_managed_policy, teardown);
+        g_test_add ("/shares/managed-folders", Fixture, NULL, setup, test_managed_folders,
+                    teardown);
         g_test_add ("/shares/wait-mounted", Fixture, NULL, setup, test_wait_mounted, teardown);
         g_test_add ("/shares/leaving-server", Fixture, NULL, setup, test_leaving_server, teardown);
         return g_test_run ();

@@ -224,6 +224,39 @@ test_damaged_policy (Fixture *f, gconstpointer data)
                            policy);
 }
 
+static void
+use_policy (Fixture *f, const char *text)
+{
+        g_autofree char *policy = g_build_filename (f->dir, "managed.json", NULL);
+
+        g_assert_true (g_file_set_contents (policy, text, -1, NULL));
+        g_free (f->policy_env);
+        f->policy_env = g_strdup_printf ("CORRAL_MANAGED_POLICY=%s", policy);
+        f->env[1] = f->policy_env;
+}
+
+/* The organisation's limits stop a start before anything boots, in the app and in corralctl
+ * alike (the file server refuses the same share later too, SECURITY.md F23). */
+static void
+test_policy_blocks (Fixture *f, gconstpointer data)
+{
+        g_autofree char *folder = make_folder (f, "work", 0755);
+        g_autofree char *denied = NULL;
+
+        use_policy (f, "{\"sharedFolders\": {\"maxMode\": \"ro\"}}");
+        assert_same_start (FALSE, f->env, folder, "rw", "Your Organisation Does Not Allow This",
+                           "“Can read” at most (set by your organisation)");
+
+        denied = g_strdup_printf ("{\"sharedFolders\": {\"deniedFolders\": [\"%s\"]}}", f->dir);
+        use_policy (f, denied);
+        assert_same_start (FALSE, f->env, folder, "ro", "Your Organisation Does Not Allow This",
+                           "may not be shared (set by your organisation)");
+
+        use_policy (f, "{\"minimumVersion\": \"999.0.0\"}");
+        assert_same_start (FALSE, f->env, folder, "ro", "Your Organisation Does Not Allow This",
+                           "the lowest version allowed to run");
+}
+
 /* The person's rights, not root's: these need an account that lacks them. */
 static gboolean
 need_nobody (void)
@@ -300,6 +333,7 @@ main (int argc, char **argv)
         ADD ("missing-folder", test_missing_folder);
         ADD ("file-not-folder", test_file_not_folder);
         ADD ("damaged-policy", test_damaged_policy);
+        ADD ("policy-blocks", test_policy_blocks);
         ADD ("unreadable-folder", test_unreadable_folder);
         ADD ("read-only-folder-to-edit", test_read_only_folder_to_edit);
         ADD ("good-folder-reaches-libvirt", test_good_folder_reaches_libvirt);

@@ -522,6 +522,97 @@ test_hello (void)
                          CORRAL_HELLO_INVALID);
         g_assert_null (sni);
 }
+/* A person's policy with the organisation's over it (corral-policy.h, SECURITY.md M3). */
+static CorralEgressPolicy *
+with_managed (CorralEgressPreset preset, const char *managed_json)
+{
+        g_autoptr (GError) error = NULL;
+        const char *origin = "/etc/corral/managed.json";
+        gsize len = strlen (managed_json);
+        g_autoptr (CorralPolicy) managed =
+                corral_policy_parse_texts (1, &origin, &managed_json, &len, &error);
+        CorralEgressPolicy *p = corral_egress_policy_new (preset);
+
+        g_assert_no_error (error);
+        corral_egress_policy_set_managed (p, managed);
+        return p;
+}
+
+static void
+test_policy_managed (void)
+{
+        g_autoptr (GInetAddress) lo = g_inet_address_new_from_string ("127.0.0.1");
+        g_autoptr (CorralEgressPolicy) deny = with_managed (
+                CORRAL_EGRESS_PRESET_OPEN_WEB,
+                "{\"network\": {\"deniedHosts\": [\"*.paste.example\", \"evil.example\"]}}");
+        g_autoptr (CorralEgressPolicy) grant = with_managed (
+                CORRAL_EGRESS_PRESET_NONE, "{\"network\": {\"allowedHosts\": "
+                                           "[\"git.corp.example\", \"*.corp.example:443\"]}}");
+        g_autoptr (CorralEgressPolicy) suggest = with_managed (
+                CORRAL_EGRESS_PRESET_NONE,
+                "{\"network\": {\"allowedHosts\": {\"value\": [\"git.corp.example\"], "
+                "\"locked\": false}}}");
+        g_autoptr (CorralEgressPolicy) cap = with_managed (
+                CORRAL_EGRESS_PRESET_OPEN_WEB, "{\"network\": {\"preset\": \"package-managers\"}}");
+        g_autoptr (CorralEgressPolicy) no_approvals =
+                with_managed (CORRAL_EGRESS_PRESET_ALLOWLIST,
+                              "{\"network\": {\"personMayApproveHosts\": false, \"allowedHosts\": "
+                              "[\"git.corp.example\"]}}");
+        g_autoptr (CorralEgressPolicy) copy = NULL;
+
+        /* The organisation's denial beats the person's open web and the person's own rule. */
+        g_assert_true (corral_egress_policy_add_rule (deny, TRUE, "evil.example", NULL));
+        g_assert_false (allows (deny, "evil.example", 443, "managed-deny"));
+        g_assert_false (allows (deny, "a.paste.example", 80, "managed-deny"));
+        g_assert_true (allows (deny, "paste.example", 443, "preset:open-web"));
+        g_assert_true (corral_egress_policy_add_rule (deny, TRUE, "evil.example:8080", NULL));
+        g_assert_false (allows (deny, "evil.example", 8080, "managed-deny"));
+        /* Copies (a person's change to the rules) keep it. */
+        copy = corral_egress_policy_copy (deny);
+        g_assert_false (allows (copy, "evil.example", 443, "managed-deny"));
+
+        /* Its locked allowed hosts are open even with the person's network off... */
+        g_assert_true (allows (grant, "git.corp.example", 22, "managed-allow"));
+        g_assert_true (allows (grant, "wiki.corp.example", 443, "managed-allow"));
+        g_assert_false (allows (grant, "wiki.corp.example", 80, "preset:none"));
+        g_assert_false (allows (grant, "example.com", 443, "preset:none"));
+        /* ... but not over the person's own denial, nor to a non-public address. */
+        g_assert_true (corral_egress_policy_add_rule (grant, FALSE, "git.corp.example", NULL));
+        g_assert_false (allows (grant, "git.corp.example", 443, "deny:git.corp.example"));
+        /* An unlocked list is a suggestion: it opens nothing. */
+        g_assert_false (allows (suggest, "git.corp.example", 443, "preset:none"));
+
+        /* A locked preset is the widest: the person's open web narrows to package managers. */
+        g_assert_true (allows (cap, "pypi.org", 443, "preset:package-managers"));
+        g_assert_false (allows (cap, "example.com", 443, "managed-preset"));
+
+        /* No approvals: the person's rules open nothing, the organisation's hosts still do. */
+        g_assert_true (corral_egress_policy_add_rule (no_approvals, TRUE, "example.com", NULL));
+        g_assert_false (allows (no_approvals, "example.com", 443, "managed-no-approvals"));
+        g_assert_true (allows (no_approvals, "git.corp.example", 443, "managed-allow"));
+        g_assert_true (corral_egress_policy_add_rule (no_approvals, TRUE, "127.0.0.1:8080", NULL));
+        g_assert_false (corral_egress_policy_allows_address (no_approvals, lo, 8080));
+        g_assert_true (corral_egress_policy_add_rule (no_approvals, TRUE,
+                                                      CORRAL_EGRESS_HOST_ALIAS ":3000", NULL));
+        g_assert_false (corral_egress_policy_allows_host_alias (no_approvals, 3000));
+        /* Denied by the organisation: the person's exact rules do not open these either. */
+        {
+                g_autoptr (CorralEgressPolicy) local =
+                        with_managed (CORRAL_EGRESS_PRESET_ALLOWLIST,
+                                      "{\"network\": {\"deniedHosts\": [\"127.0.0.1\", "
+                                      "\"" CORRAL_EGRESS_HOST_ALIAS "\"]}}");
+
+                g_assert_true (corral_egress_policy_add_rule (local, TRUE, "127.0.0.1:8080", NULL));
+                g_assert_false (corral_egress_policy_allows_address (local, lo, 8080));
+                g_assert_true (corral_egress_policy_add_rule (
+                        local, TRUE, CORRAL_EGRESS_HOST_ALIAS ":3000", NULL));
+                g_assert_false (corral_egress_policy_allows_host_alias (local, 3000));
+                /* Without it, the same rules open them. */
+                corral_egress_policy_set_managed (local, NULL);
+                g_assert_true (corral_egress_policy_allows_address (local, lo, 8080));
+                g_assert_true (corral_egress_policy_allows_host_alias (local, 3000));
+        }
+}
 
 int
 main (int argc, char **argv)
@@ -536,6 +627,7 @@ main (int argc, char **argv)
         g_test_add_func ("/egress/policy/presets", test_policy_presets);
         g_test_add_func ("/egress/policy/exact-address", test_policy_exact_address);
         g_test_add_func ("/egress/policy/json", test_policy_json);
+        g_test_add_func ("/egress/policy/managed", test_policy_managed);
         g_test_add_func ("/egress/http/good", test_http_good);
         g_test_add_func ("/egress/http/refused", test_http_refused);
         g_test_add_func ("/egress/http/nul-and-limits", test_http_nul_and_limits);

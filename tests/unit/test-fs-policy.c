@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fs-git.h"
-#include "fs-managed.h"
+#include "corral-policy.h"
 #include "fs-paths.h"
 #include "fs-policy.h"
 #include "fs-server.h"
@@ -501,6 +501,50 @@ test_modes (void)
         }
 }
 
+/* The protected and hidden paths the file server takes from one policy text (corral-policy.h
+ * reads it for every program; these are the file server's cases). NULL lists on failure. */
+static gboolean
+managed_parse (const char *json,
+               gsize len,
+               const char *origin,
+               GStrv *ret_protect,
+               GStrv *ret_hide,
+               GError **error)
+{
+        g_autoptr (CorralPolicy) policy =
+                corral_policy_parse_texts (1, &origin, &json, &len, error);
+        const char *const *protect = NULL, *const *hide = NULL;
+        const char *const none[] = { NULL };
+
+        *ret_protect = NULL;
+        if (ret_hide)
+                *ret_hide = NULL;
+        if (!policy)
+                return FALSE;
+        corral_policy_get_strv (policy, "sharedFolders.protectedPaths", &protect, NULL);
+        corral_policy_get_strv (policy, "sharedFolders.hiddenPaths", &hide, NULL);
+        *ret_protect = g_strdupv ((char **) (protect ? protect : none));
+        if (ret_hide)
+                *ret_hide = g_strdupv ((char **) (hide ? hide : none));
+        return TRUE;
+}
+
+/* The same from a file, as corral-fsd --policy reads it (missing: no policy). */
+static gboolean
+managed_load (const char *path, GStrv *ret_protect, GError **error)
+{
+        g_autoptr (CorralPolicy) policy = corral_policy_load (path, error);
+        const char *const *protect = NULL;
+        const char *const none[] = { NULL };
+
+        *ret_protect = NULL;
+        if (!policy)
+                return FALSE;
+        corral_policy_get_strv (policy, "sharedFolders.protectedPaths", &protect, NULL);
+        *ret_protect = g_strdupv ((char **) (protect ? protect : none));
+        return TRUE;
+}
+
 /* The managed policy's sharedFolders part: what it adds, and every way it can be wrong. */
 static void
 test_managed_parse (void)
@@ -511,35 +555,43 @@ test_managed_parse (void)
                 const char *error_part;
         } cases[] = {
                 { "{}", "", NULL },
-                { "{\"network\": {\"allow\": [\"x\"]}}", "", NULL },
+                { "{\"network\": {\"deniedHosts\": [\"x.example\"]}}", "", NULL },
+                /* Every other part of the file is checked too (it used to be skipped here). */
+                { "{\"network\": {\"allow\": [\"x\"]}}", NULL, "not a known setting" },
                 { "{\"sharedFolders\": {}}", "", NULL },
                 { "{\"sharedFolders\": {\"protectedPaths\": []}}", "", NULL },
                 { "{\"sharedFolders\": {\"protectedPaths\": [\"deploy/\", \"a/b.env\"]}}",
                   "deploy/", NULL },
                 { "{\"sharedFolders\": {\"protectedPaths\": null}}", "", NULL },
                 { "", NULL, "JSON" },
-                { "[]", NULL, "JSON" },
+                { "[]", NULL, "one JSON object" },
                 { "{\"sharedFolders\": {}} x", NULL, "JSON" },
                 { "{\"sharedFolders\": {\"protectedPaths\": [\"a\\u0000b\"]}}", NULL, "JSON" },
                 { "{\"sharedFolders\": 7}", NULL, "must be an object" },
                 { "{\"sharedFolders\": []}", NULL, "must be an object" },
-                { "{\"sharedFolders\": {\"protectedPath\": []}}", NULL, "unknown setting" },
-                { "{\"sharedFolders\": {\"protectedPaths\": \"deploy/\"}}", NULL, "list" },
-                { "{\"sharedFolders\": {\"protectedPaths\": [7]}}", NULL, "every entry" },
-                { "{\"sharedFolders\": {\"protectedPaths\": [[\"x\"]]}}", NULL, "every entry" },
-                { "{\"sharedFolders\": {\"protectedPaths\": [\"../etc\"]}}", NULL, "not a valid" },
+                { "{\"sharedFolders\": {\"protectedPath\": []}}", NULL, "not a known setting" },
+                { "{\"sharedFolders\": {\"protectedPaths\": \"deploy/\"}}", NULL,
+                  "must be a list" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [7]}}", NULL, "protectedPaths[0]" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [[\"x\"]]}}", NULL,
+                  "protectedPaths[0]" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"../etc\"]}}", NULL,
+                  "must be a path relative" },
                 { "{\"sharedFolders\": {\"protectedPaths\": [\"/etc/passwd\"]}}", NULL,
-                  "not a valid" },
-                { "{\"sharedFolders\": {\"protectedPaths\": [\"a//b\"]}}", NULL, "not a valid" },
-                { "{\"sharedFolders\": {\"protectedPaths\": [\"\"]}}", NULL, "not a valid" },
-                { "{\"sharedFolders\": {\"protectedPaths\": [\"./x\"]}}", NULL, "not a valid" },
+                  "must be a path relative" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"a//b\"]}}", NULL,
+                  "must be a path relative" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"\"]}}", NULL,
+                  "must be a path relative" },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"./x\"]}}", NULL,
+                  "must be a path relative" },
         };
 
         for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
                 g_autoptr (GError) error = NULL;
                 g_auto (GStrv) protect = NULL;
-                gboolean ok = fs_managed_parse (cases[i].json, strlen (cases[i].json), "/p.json",
-                                                &protect, NULL, &error);
+                gboolean ok = managed_parse (cases[i].json, strlen (cases[i].json), "/p.json",
+                                             &protect, NULL, &error);
 
                 g_test_message ("%s", cases[i].json);
                 if (cases[i].first) {
@@ -550,7 +602,7 @@ test_managed_parse (void)
                 }
                 g_assert_false (ok);
                 g_assert_null (protect);
-                g_assert_error (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_INVALID);
+                g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_INVALID);
                 /* names the file, says what is wrong and who can fix it */
                 g_assert_nonnull (strstr (error->message, "/p.json"));
                 g_assert_nonnull (strstr (error->message, cases[i].error_part));
@@ -568,25 +620,24 @@ test_managed_limits (void)
         g_autofree char *long_name = g_strnfill (4097, 'a');
         g_autofree char *long_json = NULL;
 
-        for (guint i = 0; i < FS_MANAGED_MAX_PROTECTED; i++)
+        for (guint i = 0; i < CORRAL_POLICY_MAX_ITEMS; i++)
                 g_string_append_printf (json, "%s\"p%u\"", i ? "," : "", i);
         g_string_append (json, "]}}");
-        g_assert_true (fs_managed_parse (json->str, json->len, "p", &protect, NULL, &error));
-        g_assert_cmpuint (g_strv_length (protect), ==, FS_MANAGED_MAX_PROTECTED);
+        g_assert_true (managed_parse (json->str, json->len, "p", &protect, NULL, &error));
+        g_assert_cmpuint (g_strv_length (protect), ==, CORRAL_POLICY_MAX_ITEMS);
         g_clear_pointer (&protect, g_strfreev);
         /* one more is too many */
         g_string_truncate (json, json->len - 3);
         g_string_append (json, ",\"one-more\"]}}");
-        g_assert_false (fs_managed_parse (json->str, json->len, "p", &protect, NULL, &error));
+        g_assert_false (managed_parse (json->str, json->len, "p", &protect, NULL, &error));
         g_clear_error (&error);
         long_json =
                 g_strdup_printf ("{\"sharedFolders\": {\"protectedPaths\": [\"%s\"]}}", long_name);
-        g_assert_false (
-                fs_managed_parse (long_json, strlen (long_json), "p", &protect, NULL, &error));
+        g_assert_false (managed_parse (long_json, strlen (long_json), "p", &protect, NULL, &error));
         g_clear_error (&error);
         for (guint i = 0; i < 200; i++)
                 g_string_append (deep, "{\"a\": ");
-        g_assert_false (fs_managed_parse (deep->str, deep->len, "p", &protect, NULL, &error));
+        g_assert_false (managed_parse (deep->str, deep->len, "p", &protect, NULL, &error));
         g_clear_error (&error);
         g_assert_null (protect);
 }
@@ -605,39 +656,39 @@ test_managed_load (void)
         g_auto (GStrv) protect = NULL;
 
         g_assert_no_error (error);
-        g_assert_true (fs_managed_load (file, &protect, &error));
+        g_assert_true (managed_load (file, &protect, &error));
         g_assert_no_error (error);
         g_assert_null (protect[0]);
         g_clear_pointer (&protect, g_strfreev);
 
         g_assert_true (g_file_set_contents (
                 file, "{\"sharedFolders\": {\"protectedPaths\": [\"deploy/\"]}}\n", -1, NULL));
-        g_assert_true (fs_managed_load (file, &protect, &error));
+        g_assert_true (managed_load (file, &protect, &error));
         g_assert_cmpstr (protect[0], ==, "deploy/");
         g_assert_null (protect[1]);
         g_clear_pointer (&protect, g_strfreev);
 
         g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
         alarm (10);
-        g_assert_false (fs_managed_load (fifo, &protect, &error));
+        g_assert_false (managed_load (fifo, &protect, &error));
         alarm (0);
-        g_assert_error (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_INVALID);
+        g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_INVALID);
         g_assert_nonnull (strstr (error->message, "not a regular file"));
         g_clear_error (&error);
-        g_assert_false (fs_managed_load (dir, &protect, &error));
+        g_assert_false (managed_load (dir, &protect, &error));
         g_clear_error (&error);
         g_assert_true (g_file_set_contents (big, "", 0, NULL));
-        g_assert_cmpint (truncate (big, FS_MANAGED_MAX_SIZE + 1), ==, 0);
-        g_assert_false (fs_managed_load (big, &protect, &error));
-        g_assert_error (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_INVALID);
+        g_assert_cmpint (truncate (big, CORRAL_POLICY_MAX_SIZE + 1), ==, 0);
+        g_assert_false (managed_load (big, &protect, &error));
+        g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_INVALID);
         g_assert_nonnull (strstr (error->message, "larger than 1 MiB"));
         g_clear_error (&error);
         /* A policy that exists but cannot be opened (here: a path through a file, which fails
          * for root too) is an error, never "no policy". */
         {
                 g_autofree char *through = g_build_filename (file, "managed.json", NULL);
-                g_assert_false (fs_managed_load (through, &protect, &error));
-                g_assert_error (error, FS_MANAGED_ERROR, FS_MANAGED_ERROR_UNREADABLE);
+                g_assert_false (managed_load (through, &protect, &error));
+                g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_UNREADABLE);
                 g_assert_nonnull (strstr (error->message, through));
                 g_clear_error (&error);
         }

@@ -15,7 +15,6 @@
 
 #include "corral-cjson.h"
 #include "corral-policy.h"
-#include "fs-managed.h"
 #include "fs-paths.h"
 
 #define ASK_IT "Ask your IT department to correct it."
@@ -167,9 +166,10 @@ test_combine_enum (void)
         g_assert_true (corral_policy_get_string (p, "sharedFolders.maxMode", &s, NULL));
         g_assert_cmpstr (s, ==, "rw-nodelete");
         assert_sources (&how, "/b.json");
+        /* allowlist is narrower than package-managers (which adds the package hosts). */
         g_assert_true (corral_policy_get_string (p, "network.preset", &s, &how));
-        g_assert_cmpstr (s, ==, "package-managers");
-        assert_sources (&how, "/c.json");
+        g_assert_cmpstr (s, ==, "allowlist");
+        assert_sources (&how, "/b.json");
 }
 
 static void
@@ -818,6 +818,26 @@ check_schema_key (const CorralPolicyKey *key, const cJSON *s)
                 check_schema_members (key, get (plain, "items"));
 }
 
+/* The example the package ships for IT (doc/examples/managed.json) is a valid policy that
+ * locks something, so that copying it to /etc never stops Corral. */
+static void
+test_shipped_example (void)
+{
+        g_autofree char *path = g_build_filename (g_getenv ("CORRAL_SOURCE_DIR"), "doc", "examples",
+                                                  "managed.json", NULL);
+        const char *paths[] = { path, NULL };
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralPolicy) policy = corral_policy_load_files (paths, &error);
+        guint mode = 0;
+        CorralPolicySetting how;
+
+        g_assert_no_error (error);
+        g_assert_nonnull (policy);
+        g_assert_true (corral_policy_get_enum (policy, "sharedFolders.maxMode", &mode, &how));
+        g_assert_true (how.locked);
+        g_assert_true (corral_policy_check_version (policy, NULL, &error));
+}
+
 /* data/managed-policy.schema.json and the key table say the same. */
 static void
 test_schema (void)
@@ -1014,50 +1034,48 @@ test_to_json (void)
         g_assert_null (cJSON_GetObjectItem (s, "value"));
 }
 
-/* What fs_managed_load_all gives today, the library gives from the main file alone: the same
- * lists for valid files, a refusal for patterns it refuses. */
+/* Whatever loads gives protected and hidden paths the file server accepts (fs-paths.h), and
+ * what it would refuse does not load. */
 static void
-test_fs_managed_compat (void)
+test_fs_paths_accepted (void)
 {
-        static const char *const cases[] = {
-                "{}",
-                "{\"sharedFolders\": {}}",
-                "{\"sharedFolders\": {\"protectedPaths\": []}}",
-                ("{\"sharedFolders\": {\"protectedPaths\": [\"deploy/\", \"a/b.env\", "
-                 "\"*.code-workspace\"], \"hiddenPaths\": [\"secrets.env\", \".aws/\"]}}"),
-                "{\"sharedFolders\": {\"protectedPaths\": null}}",
-                "{\"sharedFolders\": {\"protectedPaths\": [\"../etc\"]}}",
-                "{\"sharedFolders\": {\"protectedPaths\": [\"/etc/passwd\"]}}",
-                "{\"sharedFolders\": {\"protectedPaths\": [\"a//b\"]}}",
-                "{\"sharedFolders\": {\"protectedPaths\": [\"\"]}}",
-                "{\"sharedFolders\": {\"protectedPaths\": [\"./x\"]}}",
-                "{\"sharedFolders\": {\"hiddenPaths\": [\"*\"]}}",
-                "{\"sharedFolders\": {\"hiddenPaths\": [\"a/*/b\"]}}",
-                "{\"sharedFolders\": {\"hiddenPaths\": [\"x/\"]}}",
-                "{\"sharedFolders\": {\"hiddenPaths\": [\"/\"]}}",
+        static const struct {
+                const char *json;
+                gboolean loads;
+        } cases[] = {
+                { "{}", TRUE },
+                { "{\"sharedFolders\": {}}", TRUE },
+                { "{\"sharedFolders\": {\"protectedPaths\": []}}", TRUE },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"deploy/\", \"a/b.env\", "
+                  "\"*.code-workspace\"], \"hiddenPaths\": [\"secrets.env\", \".aws/\"]}}",
+                  TRUE },
+                { "{\"sharedFolders\": {\"protectedPaths\": null}}", TRUE },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"../etc\"]}}", FALSE },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"/etc/passwd\"]}}", FALSE },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"a//b\"]}}", FALSE },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"\"]}}", FALSE },
+                { "{\"sharedFolders\": {\"protectedPaths\": [\"./x\"]}}", FALSE },
+                { "{\"sharedFolders\": {\"hiddenPaths\": [\"*\"]}}", FALSE },
+                { "{\"sharedFolders\": {\"hiddenPaths\": [\"a/*/b\"]}}", FALSE },
+                { "{\"sharedFolders\": {\"hiddenPaths\": [\"x/\"]}}", TRUE },
+                { "{\"sharedFolders\": {\"hiddenPaths\": [\"/\"]}}", FALSE },
         };
 
         for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
                 g_autoptr (GError) error = NULL;
-                g_autoptr (CorralPolicy) p = parse (&error, cases[i], NULL);
-                g_auto (GStrv) protect = NULL, hide = NULL;
-                gboolean old = fs_managed_parse (cases[i], strlen (cases[i]), "/a.json", &protect,
-                                                 &hide, NULL);
+                g_autoptr (CorralPolicy) p = parse (&error, cases[i].json, NULL);
                 static const char *const empty[] = { NULL };
-                const char *const *list = empty;
+                const char *const *protect = empty, *const *hide = empty;
                 g_autoptr (FsPathRules) rules = NULL;
 
-                g_test_message ("%s", cases[i]);
-                g_assert_cmpint (old, ==, p != NULL);
+                g_test_message ("%s", cases[i].json);
+                g_assert_cmpint (p != NULL, ==, cases[i].loads);
                 if (!p)
                         continue;
-                corral_policy_get_strv (p, "sharedFolders.protectedPaths", &list, NULL);
-                g_assert_true (g_strv_equal ((const char *const *) protect, list));
-                list = empty;
-                corral_policy_get_strv (p, "sharedFolders.hiddenPaths", &list, NULL);
-                g_assert_true (g_strv_equal ((const char *const *) hide, list));
-                rules = fs_path_rules_new ((const char *const *) protect,
-                                           (const char *const *) hide, NULL);
+                corral_policy_get_strv (p, "sharedFolders.protectedPaths", &protect, NULL);
+                corral_policy_get_strv (p, "sharedFolders.hiddenPaths", &hide, NULL);
+                rules = fs_path_rules_new (protect, hide, &error);
+                g_assert_no_error (error);
                 g_assert_nonnull (rules);
         }
 }
@@ -1083,11 +1101,12 @@ main (int argc, char **argv)
         g_test_add_func ("/policy/file-errors", test_file_errors);
         g_test_add_func ("/policy/digest", test_digest);
         g_test_add_func ("/policy/schema", test_schema);
+        g_test_add_func ("/policy/shipped-example", test_shipped_example);
         g_test_add_func ("/policy/key-table", test_key_table);
         g_test_add_func ("/policy/max-mode", test_max_mode);
         g_test_add_func ("/policy/version", test_version);
         g_test_add_func ("/policy/to-json", test_to_json);
-        g_test_add_func ("/policy/fs-managed-compat", test_fs_managed_compat);
+        g_test_add_func ("/policy/fs-paths-accepted", test_fs_paths_accepted);
 
         return g_test_run ();
 }
