@@ -90,6 +90,28 @@ describe_request (const cJSON *obj, gboolean *ret_problem)
         return g_strdup_printf (_ ("Connected to %s"), host);
 }
 
+/* The file server's first record: the organisation's policy it runs under (none: nothing). */
+static char *
+describe_policy (const cJSON *obj)
+{
+        const cJSON *sources = cJSON_GetObjectItemCaseSensitive (obj, "sources");
+        g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+        g_auto (GStrv) files = NULL;
+        g_autofree char *list = NULL;
+        const cJSON *s;
+
+        cJSON_ArrayForEach (s, sources) {
+                if (cJSON_IsString (s))
+                        g_strv_builder_add (b, s->valuestring);
+        }
+        files = g_strv_builder_end (b);
+        if (!files[0])
+                return NULL;
+        list = g_strjoinv (", ", files);
+        /* Translators: %s is a list of files */
+        return g_strdup_printf (_ ("Your organisation’s policy applies (%s)"), list);
+}
+
 char *
 corral_activity_describe (const char *json_line, gboolean *ret_problem, char **ret_time)
 {
@@ -103,6 +125,8 @@ corral_activity_describe (const char *json_line, gboolean *ret_problem, char **r
                 return NULL;
         if (g_strcmp0 (str (obj, "source"), "files") == 0)
                 text = describe_file (obj, ret_problem);
+        else if (g_strcmp0 (str (obj, "source"), "policy") == 0)
+                text = describe_policy (obj);
         else
                 text = describe_request (obj, ret_problem);
         if (text && !g_utf8_validate (text, -1, NULL)) {

@@ -187,6 +187,9 @@ add_sandbox_records (AssistantToolCall *call, GString *text)
                         g_string_append_printf (text, "\n\n%s", explained);
                         g_ptr_array_add (call->card->blocked, explained);
                 }
+                /* The file server's note of the organisation's policy is not traffic. */
+                if (cJSON_IsString (source) && g_str_equal (source->valuestring, "policy"))
+                        continue;
                 if (!files) {
                         g_ptr_array_add (call->card->network, assistant_sandbox_summary (rec));
                         continue;

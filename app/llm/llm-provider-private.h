@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include "corral-policy.h"
 #include "llm-provider.h"
 #include "llm-sse.h"
 #include "llm-wire.h"
@@ -26,6 +27,7 @@ struct _CorralLlmProvider {
         guint max_delay_ms;
         guint idle_timeout_ms;
         CorralLlmLimits limits;
+        CorralPolicy *managed; /* the organisation's policy when the provider was made */
 };
 
 typedef struct CorralLlmRequest {

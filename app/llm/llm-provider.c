@@ -24,6 +24,7 @@ corral_llm_provider_finalize (GObject *object)
         g_clear_pointer (&self->api_key, g_free);
         g_clear_pointer (&self->base_url, g_free);
         g_clear_object (&self->session);
+        g_clear_pointer (&self->managed, corral_policy_unref);
         G_OBJECT_CLASS (corral_llm_provider_parent_class)->finalize (object);
 }
 
@@ -62,6 +63,46 @@ check_base_url (const char *base_url, GError **error)
         return TRUE;
 }
 
+/* Two base URLs name the same server when they differ only by trailing slashes. */
+static gboolean
+same_base_url (const char *a, const char *b)
+{
+        gsize la = strlen (a), lb = strlen (b);
+
+        while (la > 0 && a[la - 1] == '/')
+                la--;
+        while (lb > 0 && b[lb - 1] == '/')
+                lb--;
+        return la == lb && strncmp (a, b, la) == 0;
+}
+
+/* The organisation's providers.allowed and providers.baseUrl (locked; corral-policy.h): every
+ * provider object is made here, for the app, corralctl and the key check alike. */
+static gboolean
+provider_allowed (CorralPolicy *managed,
+                  CorralLlmProviderKind kind,
+                  const char *base_url,
+                  GError **error)
+{
+        const char *fixed = NULL;
+        CorralPolicySetting how;
+
+        if (!corral_policy_allows (managed, "providers.allowed",
+                                   kind == CORRAL_LLM_PROVIDER_ANTHROPIC ? "anthropic"
+                                                                         : "openai-compatible",
+                                   error))
+                return FALSE;
+        if (corral_policy_get_string (managed, "providers.baseUrl", &fixed, &how) && how.locked &&
+            !same_base_url (fixed, base_url)) {
+                g_set_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED,
+                             _ ("The assistant may only use the model server at %s (set by your "
+                                "organisation); change the server address in Preferences."),
+                             fixed);
+                return FALSE;
+        }
+        return TRUE;
+}
+
 CorralLlmProvider *
 corral_llm_provider_new (CorralLlmProviderKind kind,
                          const char *base_url,
@@ -69,6 +110,7 @@ corral_llm_provider_new (CorralLlmProviderKind kind,
                          GError **error)
 {
         g_autoptr (CorralLlmProvider) self = NULL;
+        g_autoptr (CorralPolicy) managed = NULL;
         gboolean anthropic = kind == CORRAL_LLM_PROVIDER_ANTHROPIC;
 
         if (base_url == NULL || *base_url == '\0')
@@ -82,7 +124,11 @@ corral_llm_provider_new (CorralLlmProviderKind kind,
                                 "(spaces, line breaks or non-ASCII)."));
                 return NULL;
         }
+        if (!(managed = corral_policy_load_default (error)) ||
+            !provider_allowed (managed, kind, base_url, error))
+                return NULL;
         self = g_object_new (CORRAL_TYPE_LLM_PROVIDER, NULL);
+        self->managed = g_steal_pointer (&managed);
         self->kind = kind;
         self->wire = anthropic ? &corral_llm_anthropic_wire : &corral_llm_openai_wire;
         self->base_url = g_strdup (base_url);
@@ -130,6 +176,15 @@ corral_llm_provider_set_limits (CorralLlmProvider *self, const CorralLlmLimits *
         self->limits = *limits;
 }
 
+static gboolean
+model_allowed (CorralLlmProvider *self, const CorralLlmConversation *conv, GError **error)
+{
+        if (!self->managed)
+                return TRUE;
+        return corral_policy_allows (self->managed, "providers.allowedModels",
+                                     conv->model ? conv->model : "", error);
+}
+
 void
 corral_llm_provider_stream_async (CorralLlmProvider *self,
                                   const CorralLlmConversation *conv,
@@ -149,7 +204,8 @@ corral_llm_provider_stream_async (CorralLlmProvider *self,
         g_return_if_fail (conv != NULL);
         task = g_task_new (self, cancellable, callback, user_data);
         g_task_set_source_tag (task, corral_llm_provider_stream_async);
-        json = self->wire->build_body (conv, &error);
+        /* providers.allowedModels: a model the organisation did not allow is never asked. */
+        json = model_allowed (self, conv, &error) ? self->wire->build_body (conv, &error) : NULL;
         if (json == NULL) {
                 if (event_data_notify != NULL)
                         event_data_notify (event_data);

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-mcp-manager.h"
+#include "corral-policy.h"
 
 #include <glib/gi18n-lib.h>
 #include <string.h>
@@ -286,17 +287,101 @@ corral_mcp_manager_init (CorralMcpManager *self)
                                               (GDestroyNotify) g_error_free);
 }
 
+static void
+add_client (CorralMcpManager *self, const CorralMcpServerConfig *config)
+{
+        CorralMcpClient *client = corral_mcp_client_new (config);
+
+        g_signal_connect (client, "tools-changed", G_CALLBACK (on_tools_changed), self);
+        g_signal_connect (client, "closed", G_CALLBACK (on_closed), self);
+        g_ptr_array_add (self->clients, client);
+}
+
+/* A server that is not started, and why (corral_mcp_manager_get_error()). */
+static void
+refuse (CorralMcpManager *self, const char *name, const GError *error)
+{
+        g_hash_table_replace (self->errors, g_strdup (name), g_error_copy (error));
+}
+
+/* One of the organisation's mcp.servers: {"name", "command": [PROGRAM, ARG...], "env": {}}
+ * (corral-policy.h checked the members and their types). */
+static CorralMcpServerConfig *
+server_from_policy (const cJSON *item)
+{
+        const char *name = cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (item, "name"));
+        const cJSON *command = cJSON_GetObjectItemCaseSensitive (item, "command");
+        const cJSON *env = cJSON_GetObjectItemCaseSensitive (item, "env");
+        g_autoptr (GStrvBuilder) args = g_strv_builder_new ();
+        g_autoptr (GStrvBuilder) vars = g_strv_builder_new ();
+        g_auto (GStrv) argv = NULL, envv = NULL;
+        const cJSON *e;
+        int i = 0;
+
+        cJSON_ArrayForEach (e, command) {
+                if (i++ > 0)
+                        g_strv_builder_add (args, cJSON_GetStringValue (e));
+        }
+        cJSON_ArrayForEach (e, env) {
+                g_autofree char *kv =
+                        g_strdup_printf ("%s=%s", e->string, cJSON_GetStringValue (e));
+                g_strv_builder_add (vars, kv);
+        }
+        argv = g_strv_builder_end (args);
+        envv = g_strv_builder_end (vars);
+        return corral_mcp_server_config_new (
+                name, cJSON_GetStringValue (cJSON_GetArrayItem (command, 0)),
+                (const char *const *) argv, (const char *const *) envv);
+}
+
+/* The organisation's servers (mcp.servers), then the person's that its policy allows
+ * (mcp.personMayAddServers, mcp.allowedServers; locked keys only). A policy that cannot be
+ * loaded starts none of the person's servers, each with the reason. */
+static void
+add_allowed (CorralMcpManager *self, const CorralMcpConfig *config)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralPolicy) managed = corral_policy_load_default (&error);
+        g_autoptr (GHashTable) provided = g_hash_table_new (g_str_hash, g_str_equal);
+        const cJSON *servers = NULL, *item;
+        CorralPolicySetting how;
+        gboolean own = TRUE;
+
+        if (managed && corral_policy_get_objects (managed, "mcp.servers", &servers, NULL)) {
+                cJSON_ArrayForEach (item, servers) {
+                        g_autoptr (CorralMcpServerConfig) c = server_from_policy (item);
+
+                        add_client (self, c);
+                        g_hash_table_add (provided,
+                                          (gpointer) cJSON_GetStringValue (
+                                                  cJSON_GetObjectItemCaseSensitive (item, "name")));
+                }
+        }
+        if (managed && corral_policy_get_bool (managed, "mcp.personMayAddServers", &own, &how) &&
+            how.locked && !own)
+                g_set_error_literal (&error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED,
+                                     _ ("MCP servers of your own are turned off (set by your "
+                                        "organisation)."));
+        for (guint i = 0; i < config->servers->len; i++) {
+                const CorralMcpServerConfig *c = config->servers->pdata[i];
+                g_autoptr (GError) refused = NULL;
+
+                if (g_hash_table_contains (provided, c->name))
+                        continue; /* the organisation's server of that name runs instead */
+                if (error)
+                        refuse (self, c->name, error);
+                else if (!corral_policy_allows (managed, "mcp.allowedServers", c->name, &refused))
+                        refuse (self, c->name, refused);
+                else
+                        add_client (self, c);
+        }
+}
+
 CorralMcpManager *
 corral_mcp_manager_new (const CorralMcpConfig *config)
 {
         CorralMcpManager *self = g_object_new (CORRAL_TYPE_MCP_MANAGER, NULL);
 
-        for (guint i = 0; i < config->servers->len; i++) {
-                CorralMcpClient *client = corral_mcp_client_new (config->servers->pdata[i]);
-
-                g_signal_connect (client, "tools-changed", G_CALLBACK (on_tools_changed), self);
-                g_signal_connect (client, "closed", G_CALLBACK (on_closed), self);
-                g_ptr_array_add (self->clients, client);
-        }
+        add_allowed (self, config);
         return self;
 }

@@ -121,6 +121,64 @@ check_share (const CorralTaskShare *share, GError **error)
         return TRUE;
 }
 
+/* A locked maximum (vm.maxMemoryMib, vm.maxVcpus) that value passes; 0: no maximum. */
+static gint64
+locked_max (CorralPolicy *policy, const char *key)
+{
+        gint64 max = 0;
+        CorralPolicySetting how;
+
+        if (corral_policy_get_int (policy, key, &max, &how) && how.locked)
+                return max;
+        return 0;
+}
+
+gboolean
+corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, GError **error)
+{
+        g_autoptr (CorralPolicy) policy = load_policy (error);
+        const char *required = NULL;
+        CorralPolicySetting how;
+        gint64 max;
+
+        g_return_val_if_fail (image != NULL, FALSE);
+        if (!policy)
+                return FALSE;
+        if (corral_policy_get_string (policy, "images.required", &required, &how) && how.locked &&
+            !g_str_equal (required, image)) {
+                g_set_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED,
+                             _ ("Tasks must use the workspace image “%s” (set by your "
+                                "organisation); choose it in Preferences, on the Workspace "
+                                "page."),
+                             required);
+                return FALSE;
+        }
+        if (!corral_policy_allows (policy, "images.allowed", image, error))
+                return FALSE;
+        if ((max = locked_max (policy, "vm.maxMemoryMib")) && memory_mib > max) {
+                g_set_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED,
+                             _ ("A workspace may have at most %u MiB of memory (set by your "
+                                "organisation); choose less in Preferences, on the Workspace "
+                                "page."),
+                             (guint) max);
+                return FALSE;
+        }
+        if ((max = locked_max (policy, "vm.maxVcpus")) && vcpus > max) {
+                g_set_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED,
+                             g_dngettext (GETTEXT_PACKAGE,
+                                          "A workspace may have at most %u processor (set by "
+                                          "your organisation); choose fewer in Preferences, on "
+                                          "the Workspace page.",
+                                          "A workspace may have at most %u processors (set by "
+                                          "your organisation); choose fewer in Preferences, on "
+                                          "the Workspace page.",
+                                          (gulong) max),
+                             (guint) max);
+                return FALSE;
+        }
+        return TRUE;
+}
+
 gboolean
 corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares, GError **error)
 {

@@ -54,6 +54,13 @@ gboolean corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares
  * refuses it too; here it is said before anything boots). */
 gboolean corral_task_preflight (const CorralTaskShare *shares, gsize n_shares, GError **error);
 
+/* What the organisation's policy says of a workspace's image, memory and processors
+ * (images.required, images.allowed, vm.maxMemoryMib, vm.maxVcpus; locked keys), checked before
+ * anything is built or booted, a workspace made ready ahead included. The error
+ * (CORRAL_POLICY_ERROR) names the limit and what to change. */
+gboolean
+corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, GError **error);
+
 /* What a new workspace is made from. */
 typedef struct {
         const char *name; /* the VM's name */

@@ -248,7 +248,11 @@ preflight (gpointer data, GCancellable *cancellable, GError **error)
         Launch *l = data;
         const CorralTaskShare share = { l->config->folder, l->config->mode };
 
-        return corral_task_preflight (&share, 1, error) ? GINT_TO_POINTER (TRUE) : NULL;
+        return corral_task_preflight (&share, 1, error) &&
+                               corral_task_check_workspace (l->config->image, l->config->memory_mib,
+                                                            l->config->vcpus, error)
+                       ? GINT_TO_POINTER (TRUE)
+                       : NULL;
 }
 
 static void
@@ -620,7 +624,11 @@ prepare_warm (GTask *task)
 static gpointer
 check_policy (gpointer data, GCancellable *cancellable, GError **error)
 {
-        return corral_task_check_managed_policy (error) ? GINT_TO_POINTER (TRUE) : NULL;
+        const CorralTaskConfig *config = data;
+
+        return corral_task_check_workspace (config->image, config->memory_mib, config->vcpus, error)
+                       ? GINT_TO_POINTER (TRUE)
+                       : NULL;
 }
 
 static void
@@ -644,7 +652,9 @@ vm_prepare (CorralLauncher *launcher, const CorralTaskConfig *config)
 
         g_task_set_task_data (task, corral_task_config_copy (config),
                               (GDestroyNotify) corral_task_config_free);
-        corral_run_in_thread (check_policy, NULL, NULL, NULL, NULL, on_policy_checked, task);
+        corral_run_in_thread (check_policy, corral_task_config_copy (config),
+                              (GDestroyNotify) corral_task_config_free, NULL, NULL,
+                              on_policy_checked, task);
 }
 
 static void

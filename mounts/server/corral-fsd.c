@@ -686,7 +686,8 @@ on_signal (gpointer user_data)
 /* The organisation's policy: its protected and hidden paths with --protect's in every share,
  * and its limits on which folders are shared and how. */
 static gboolean
-set_managed_policy (FsServer *server, const char *policy_path, char **protect, GError **error)
+set_managed_policy (
+        FsServer *server, FsAudit *audit, const char *policy_path, char **protect, GError **error)
 {
         g_autoptr (CorralPolicy) policy = NULL;
         g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
@@ -699,6 +700,8 @@ set_managed_policy (FsServer *server, const char *policy_path, char **protect, G
                         return FALSE;
                 corral_policy_get_strv (policy, "sharedFolders.protectedPaths", &managed, NULL);
                 corral_policy_get_strv (policy, "sharedFolders.hiddenPaths", &hidden, NULL);
+                fs_audit_write_policy (audit, corral_policy_get_digest (policy),
+                                       corral_policy_get_sources (policy));
         }
         if (managed)
                 g_strv_builder_addv (b, (const char **) managed);
@@ -818,7 +821,7 @@ main (int argc, char **argv)
                 fs_server_set_shm (server, d.shm, d.shm_size);
         }
         set_own_dirs (server, config_path, keep_dir);
-        if (!set_managed_policy (server, policy_path, protect, &error)) {
+        if (!set_managed_policy (server, audit, policy_path, protect, &error)) {
                 g_printerr ("corral-fsd: %s\n", error->message);
                 return 2;
         }

@@ -126,6 +126,27 @@ fold_key (const FsAuditRecord *rec)
 }
 
 void
+fs_audit_write_policy (FsAudit *a, const char *digest, const char *const *sources)
+{
+        g_autoptr (GDateTime) now = NULL;
+        g_autofree char *time = NULL;
+        cJSON *obj, *list;
+
+        if (!a || !a->log)
+                return;
+        now = g_date_time_new_now_utc ();
+        time = g_date_time_format (now, "%Y-%m-%dT%H:%M:%S.%fZ");
+        obj = cJSON_CreateObject ();
+        add_string (obj, "time", time);
+        add_string (obj, "source", "policy");
+        add_string (obj, "digest", digest);
+        list = cJSON_AddArrayToObject (obj, "sources");
+        for (guint i = 0; sources && sources[i]; i++)
+                cJSON_AddItemToArray (list, cJSON_CreateString (sources[i]));
+        corral_audit_log_append (a->log, obj, NULL);
+}
+
+void
 fs_audit_write (FsAudit *a, const FsAuditRecord *rec)
 {
         g_autoptr (GDateTime) now = NULL;

@@ -43,3 +43,8 @@ typedef struct {
 } FsAuditRecord;
 
 void fs_audit_write (FsAudit *a, const FsAuditRecord *rec);
+
+/* The organisation's policy the server runs under, as the task's first record:
+ * {"time": ..., "source": "policy", "digest": SHA256, "sources": [FILE...]} (no files: no
+ * policy; corral-policy.h). */
+void fs_audit_write_policy (FsAudit *a, const char *digest, const char *const *sources);

@@ -7,6 +7,7 @@
  */
 #include "fake-llm-client.h"
 #include "corral-cjson.h"
+#include "corral-policy.h"
 
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -380,6 +381,67 @@ test_fake_process (void)
         g_rmdir (dir);
 }
 
+/* The organisation's providers.* keys (SECURITY.md M4): a provider kind or a server it did
+ * not allow is never made, and a model it did not allow is never asked (nothing is sent). */
+static void
+test_managed_policy (gconstpointer data)
+{
+        CorralLlmProviderKind kind = GPOINTER_TO_INT (data);
+        g_autofree char *dir = g_dir_make_tmp ("corral-llm-policy-XXXXXX", NULL);
+        g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        const char *other = is_anthropic (data) ? "openai-compatible" : "anthropic";
+        g_autofree char *only_other =
+                g_strdup_printf ("{\"providers\": {\"allowed\": [\"%s\"]}}", other);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralLlmProvider) provider = NULL;
+
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+        g_assert_true (g_file_set_contents (policy, only_other, -1, NULL));
+        provider = corral_llm_provider_new (kind, "http://127.0.0.1:9", "k", &error);
+        g_assert_null (provider);
+        g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED);
+        g_assert_nonnull (strstr (error->message, "set by your organisation"));
+        g_clear_error (&error);
+
+        g_assert_true (g_file_set_contents (
+                policy, "{\"providers\": {\"baseUrl\": \"https://llm.corp.example/v1\"}}", -1,
+                NULL));
+        provider = corral_llm_provider_new (kind, "http://127.0.0.1:9", "k", &error);
+        g_assert_null (provider);
+        g_assert_nonnull (strstr (error->message, "https://llm.corp.example/v1"));
+        g_clear_error (&error);
+        provider = corral_llm_provider_new (kind, "https://llm.corp.example/v1/", "k", &error);
+        g_assert_no_error (error);
+        g_assert_nonnull (provider);
+        g_clear_object (&provider);
+
+        /* The fake client asks for model-x. */
+        g_assert_true (g_file_set_contents (
+                policy, "{\"providers\": {\"allowedModels\": [\"model-y\"]}}", -1, NULL));
+        {
+                g_autoptr (CorralFakeLlmClient) c = corral_fake_llm_client_new (kind);
+
+                corral_fake_llm_client_push_reply (c, "never", NULL, NULL, NULL, "end");
+                corral_fake_llm_client_run (c, NULL);
+                g_assert_error (c->error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED);
+                g_assert_nonnull (strstr (c->error->message, "model-x"));
+                g_assert_cmpuint (corral_fake_llm_server_get_n_requests (c->server), ==, 0);
+        }
+        g_assert_true (g_file_set_contents (
+                policy, "{\"providers\": {\"allowedModels\": [\"model-x\"]}}", -1, NULL));
+        {
+                g_autoptr (CorralFakeLlmClient) c = corral_fake_llm_client_new (kind);
+
+                corral_fake_llm_client_push_reply (c, "fine", NULL, NULL, NULL, "end");
+                corral_fake_llm_client_run (c, NULL);
+                g_assert_no_error (c->error);
+        }
+        g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
+        g_unlink (policy);
+        g_rmdir (dir);
+}
+
 static void
 add (const char *name, GTestDataFunc func)
 {
@@ -403,6 +465,7 @@ main (int argc, char **argv)
         add ("stop-reasons", test_stop_reasons);
         add ("unknown-events", test_unknown_events);
         add ("split-anywhere", test_split_anywhere);
+        add ("managed-policy", test_managed_policy);
         g_test_add_func ("/llm/keys/environment", test_env_key);
         g_test_add_func ("/llm/fake-process", test_fake_process);
         return g_test_run ();

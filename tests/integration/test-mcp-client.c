@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include "corral-policy.h"
 #include "test-mcp-common.h"
 
 #include <glib/gstdio.h>
@@ -323,6 +324,102 @@ test_manager (void)
         corral_mcp_manager_shutdown_finish (manager, res);
 }
 
+static GPtrArray *
+started_tools (CorralMcpManager *manager)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+        g_autoptr (GError) error = NULL;
+
+        corral_mcp_manager_start_async (manager, NULL, test_store_result, &res);
+        res = test_wait_result (&res);
+        g_assert_true (corral_mcp_manager_start_finish (manager, res, &error));
+        return corral_mcp_manager_get_tools (manager);
+}
+
+static void
+shutdown_manager (CorralMcpManager *manager)
+{
+        g_autoptr (GAsyncResult) res = NULL;
+
+        corral_mcp_manager_shutdown_async (manager, test_store_result, &res);
+        res = test_wait_result (&res);
+        corral_mcp_manager_shutdown_finish (manager, res);
+}
+
+/* The organisation's mcp.* keys (SECURITY.md M4): a server of the person's it did not allow
+ * is never started and says why; with the person's servers turned off none is; a server it
+ * provides starts in their place. */
+static void
+test_manager_policy (void)
+{
+        g_autoptr (CorralMcpConfig) config = g_new0 (CorralMcpConfig, 1);
+        g_autofree char *dir = g_dir_make_tmp ("corral-mcp-policy-XXXXXX", NULL);
+        g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        g_autofree char *script =
+                g_build_filename (g_getenv ("CORRAL_SOURCE_DIR"), "tests", "integration",
+                                  "mcp-fake", "fake-server.py", NULL);
+        g_autofree char *provided = NULL;
+        const GError *why;
+
+        config->servers =
+                g_ptr_array_new_with_free_func ((GDestroyNotify) corral_mcp_server_config_free);
+        g_ptr_array_add (config->servers, fake_config ("notes", "good"));
+        g_ptr_array_add (config->servers, fake_config ("shell", "good"));
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+
+        g_assert_true (g_file_set_contents (policy, "{\"mcp\": {\"allowedServers\": [\"notes\"]}}",
+                                            -1, NULL));
+        {
+                g_autoptr (CorralMcpManager) manager = corral_mcp_manager_new (config);
+                GPtrArray *tools = started_tools (manager);
+
+                g_assert_cmpuint (tools->len, >, 0);
+                for (guint i = 0; i < tools->len; i++)
+                        g_assert_true (g_str_has_prefix (
+                                ((CorralMcpExposedTool *) tools->pdata[i])->name, "notes__"));
+                why = corral_mcp_manager_get_error (manager, "shell");
+                g_assert_nonnull (why);
+                g_assert_true (
+                        g_error_matches (why, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED));
+                g_assert_nonnull (strstr (why->message, "set by your organisation"));
+                g_assert_null (corral_mcp_manager_get_error (manager, "notes"));
+                shutdown_manager (manager);
+        }
+
+        provided = g_strdup_printf (
+                "{\"mcp\": {\"personMayAddServers\": false, \"servers\": [{\"name\": "
+                "\"company\", \"command\": [\"python3\", \"%s\", \"good\"]}]}}",
+                script);
+        g_assert_true (g_file_set_contents (policy, provided, -1, NULL));
+        {
+                g_autoptr (CorralMcpManager) manager = corral_mcp_manager_new (config);
+                GPtrArray *tools = started_tools (manager);
+
+                g_assert_cmpuint (tools->len, >, 0);
+                for (guint i = 0; i < tools->len; i++)
+                        g_assert_true (g_str_has_prefix (
+                                ((CorralMcpExposedTool *) tools->pdata[i])->name, "company__"));
+                g_assert_nonnull (corral_mcp_manager_get_error (manager, "notes"));
+                g_assert_nonnull (corral_mcp_manager_get_error (manager, "shell"));
+                shutdown_manager (manager);
+        }
+
+        /* A damaged policy: none of the person's servers starts. */
+        g_assert_true (g_file_set_contents (policy, "{\"mcp\": 1}", -1, NULL));
+        {
+                g_autoptr (CorralMcpManager) manager = corral_mcp_manager_new (config);
+
+                g_assert_cmpuint (started_tools (manager)->len, ==, 0);
+                g_assert_nonnull (
+                        strstr (corral_mcp_manager_get_error (manager, "notes")->message, policy));
+                shutdown_manager (manager);
+        }
+        g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
+        g_unlink (policy);
+        g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -338,5 +435,6 @@ main (int argc, char **argv)
         g_test_add_func ("/mcp/client/no-such-command", test_no_such_command);
         g_test_add_func ("/mcp/client/slow", test_slow);
         g_test_add_func ("/mcp/client/manager", test_manager);
+        g_test_add_func ("/mcp/client/manager-policy", test_manager_policy);
         return g_test_run ();
 }

@@ -524,7 +524,8 @@ test_managed_folders (Fixture *f, gconstpointer data)
         g_autofree char *control = g_build_filename (f->vm_dir, "fsd.sock", NULL);
         g_autofree char *config = g_build_filename (f->vm_dir, "shares.json", NULL);
         g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
-        g_autofree char *text = NULL, *by_hand = NULL;
+        g_autofree char *text = NULL, *by_hand = NULL, *audit_text = NULL;
+        g_autofree char *audit = g_build_filename (f->vm_dir, "audit.jsonl", NULL);
         g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
         g_autoptr (GSubprocess) fsd = NULL;
         g_autoptr (GPtrArray) list = NULL;
@@ -575,9 +576,20 @@ test_managed_folders (Fixture *f, gconstpointer data)
         g_subprocess_launcher_take_fd (l, sv[1], 3);
         fsd = g_subprocess_launcher_spawn (l, &error, g_getenv ("CORRAL_FSD_PATH"), "--fd", "3",
                                            "--control", control, "--config", config, "--policy",
-                                           policy, NULL);
+                                           policy, "--audit", audit, NULL);
         g_assert_no_error (error);
         wait_control (control);
+        /* The task's audit log starts with the policy the server runs under (SECURITY.md M5). */
+        {
+                g_autoptr (CorralPolicy) loaded = corral_policy_load (policy, &error);
+                g_autofree char *record = g_strdup_printf (
+                        "\"source\":\"policy\",\"digest\":\"%s\",\"sources\":[\"%s\"]}",
+                        corral_policy_get_digest (loaded), policy);
+
+                g_assert_no_error (error);
+                g_assert_true (g_file_get_contents (audit, &audit_text, NULL, NULL));
+                g_assert_nonnull (strstr (audit_text, record));
+        }
         list = corral_shares_list (f->vm_dir, &error);
         g_assert_no_error (error);
         g_assert_cmpuint (list->len, ==, 0); /* "n" asked for more than rw-nodelete */

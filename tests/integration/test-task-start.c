@@ -255,6 +255,34 @@ test_policy_blocks (Fixture *f, gconstpointer data)
         use_policy (f, "{\"minimumVersion\": \"999.0.0\"}");
         assert_same_start (FALSE, f->env, folder, "ro", "Your Organisation Does Not Allow This",
                            "the lowest version allowed to run");
+
+        /* The workspace both ask for: the minimal image, 512 MiB, 2 processors. */
+        use_policy (f, "{\"vm\": {\"maxMemoryMib\": 256}}");
+        assert_same_start (FALSE, f->env, folder, "ro", "Your Organisation Does Not Allow This",
+                           "at most 256 MiB of memory (set by your organisation)");
+        use_policy (f, "{\"vm\": {\"maxVcpus\": 1}}");
+        assert_same_start (FALSE, f->env, folder, "ro", "Your Organisation Does Not Allow This",
+                           "at most 1 processor (set by your organisation)");
+        use_policy (f, "{\"images\": {\"required\": \"standard\"}}");
+        assert_same_start (FALSE, f->env, folder, "ro", "Your Organisation Does Not Allow This",
+                           "must use the workspace image “standard”");
+        use_policy (f, "{\"images\": {\"allowed\": [\"standard\"]}}");
+        assert_same_start (FALSE, f->env, folder, "ro", "Your Organisation Does Not Allow This",
+                           "minimal is not allowed (set by your organisation)");
+        /* Only defaults (not locked): the person's choice stands; the start reaches libvirt. */
+        use_policy (f, "{\"vm\": {\"maxMemoryMib\": {\"value\": 256, \"locked\": false}}}");
+        {
+                g_autofree char *ctl =
+                        g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "app", "corralctl", NULL);
+                g_autofree char *spec = g_strdup_printf ("%s:ro", folder);
+                const char *ctl_argv[] = {
+                        ctl, "vm", "create", "same-start", "--share", spec, NULL
+                };
+                Run cli = run (FALSE, f->env, ctl_argv);
+
+                g_assert_nonnull (strstr (cli.err, "nowhere"));
+                run_clear (&cli);
+        }
 }
 
 /* The person's rights, not root's: these need an account that lacks them. */

@@ -2213,6 +2213,22 @@ test_activity (void)
         g_assert_false (problem);
         c = corral_activity_describe ("{not json", &problem, NULL);
         g_assert_null (c);
+        /* The organisation's policy the file server runs under (SECURITY.md M5); none: nothing. */
+        {
+                g_autofree char *p = corral_activity_describe (
+                        "{\"source\":\"policy\",\"digest\":\"ab\",\"sources\":"
+                        "[\"/etc/corral/managed.json\",\"/etc/corral/managed.d/10-x.json\"]}",
+                        &problem, NULL);
+
+                g_assert_cmpstr (
+                        p, ==,
+                        "Your organisation\u2019s policy applies (/etc/corral/managed.json, "
+                        "/etc/corral/managed.d/10-x.json)");
+                g_assert_false (problem);
+                g_assert_null (corral_activity_describe (
+                        "{\"source\":\"policy\",\"digest\":\"ab\",\"sources\":[]}", &problem,
+                        NULL));
+        }
         g_assert_null (corral_activity_describe ("[1]", &problem, NULL));
         /* A folded line stands for repeats of the refusal before it (corral-audit-log.h). */
         {
