@@ -8,6 +8,7 @@
 
 #include "corral-image.h"
 #include "corral-mcp-config.h"
+#include "corral-policy-page.h"
 #include "corral-secret-store.h"
 #include "corral-ui-util.h"
 #include "egress-policy.h"
@@ -58,24 +59,21 @@ G_DEFINE_FINAL_TYPE (CorralPreferences, corral_preferences, ADW_TYPE_PREFERENCES
 
 /* A row the administrator locked: insensitive, with the reason right below it. */
 static void
+lock_row (GtkWidget *row, const char *subtitle)
+{
+        if (!gtk_widget_get_sensitive (row))
+                return; /* already locked (dconf and the policy may both lock it) */
+        gtk_widget_set_sensitive (row, FALSE);
+        corral_policy_note_below (row, _ ("Set by your organisation"), subtitle);
+}
+
+/* A GSettings key the administrator locked the way GNOME locks other apps' (dconf). */
+static void
 show_lock (CorralPreferences *self, GtkWidget *row, const char *key)
 {
-        GtkWidget *lock;
-
         if (g_settings_is_writable (self->settings, key))
                 return;
-        gtk_widget_set_sensitive (row, FALSE);
-        lock = adw_action_row_new ();
-        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (lock), _ ("Set by your organization"));
-        adw_action_row_set_subtitle (ADW_ACTION_ROW (lock),
-                                     _ ("Your administrator chose this setting; ask them to "
-                                        "change it."));
-        adw_action_row_add_prefix (ADW_ACTION_ROW (lock),
-                                   gtk_image_new_from_icon_name ("system-lock-screen-symbolic"));
-        gtk_widget_add_css_class (lock, "dim-label");
-        /* The group keeps its rows in a GtkListBox; adw_preferences_group_add can only append. */
-        gtk_list_box_insert (GTK_LIST_BOX (gtk_widget_get_parent (row)), lock,
-                             gtk_list_box_row_get_index (GTK_LIST_BOX_ROW (row)) + 1);
+        lock_row (row, _ ("Your administrator chose this setting; ask them to change it."));
 }
 
 /* A combo row bound to a string key with choices: ids[i] is the row's item i. */
@@ -666,6 +664,94 @@ setup_workspace (CorralPreferences *self)
                               self->cancellable, on_images_listed, g_object_ref (self));
 }
 
+/* The organisation's policy ------------------------------------------------------------------ */
+
+static gpointer
+policy_load (gpointer data, GCancellable *cancellable, GError **error)
+{
+        return corral_policy_load_default (error);
+}
+
+/* A locked maximum: the spin button goes no higher, and says why. */
+static void
+cap_spin (GtkWidget *row, GtkWidget *spin, gint64 max, const char *text)
+{
+        double lower, upper;
+
+        gtk_spin_button_get_range (GTK_SPIN_BUTTON (spin), &lower, &upper);
+        if (max < upper)
+                gtk_spin_button_set_range (GTK_SPIN_BUTTON (spin), lower, MAX (lower, max));
+        corral_policy_note_below (row, text, NULL);
+}
+
+/* What the policy locks, on the rows that set it (the decisions are made elsewhere: the task
+ * service, the egress proxy, the model provider; this says so before the person tries). */
+static void
+show_policy_locks (CorralPreferences *self, CorralPolicy *policy)
+{
+        const char *text = NULL;
+        gboolean may = TRUE;
+        gint64 max = 0;
+        CorralPolicySetting how;
+
+        if (corral_policy_get_string (policy, "providers.baseUrl", &text, &how) && how.locked) {
+                g_autofree char *s = g_strdup_printf (_ ("The model server is %s."), text);
+                lock_row (self->base_url_row, s);
+        }
+        if (corral_policy_get_string (policy, "images.required", &text, &how) && how.locked) {
+                g_autofree char *s = g_strdup_printf (_ ("Every task uses the image “%s”."), text);
+                lock_row (self->image_row, s);
+        }
+        if (corral_policy_get_bool (policy, "network.personMayApproveHosts", &may, &how) &&
+            how.locked && !may)
+                lock_row (self->allow_entry, _ ("Only the sites your organisation allows can be "
+                                                "reached."));
+        if (corral_policy_get_string (policy, "network.preset", &text, &how) && how.locked) {
+                g_autofree char *s = g_strdup_printf (
+                        _ ("At most “%s”, set by your organisation; a wider choice is narrowed "
+                           "to it."),
+                        text);
+                corral_policy_note_below (self->preset_row, s, NULL);
+        }
+        if (corral_policy_get_int (policy, "vm.maxMemoryMib", &max, &how) && how.locked) {
+                g_autofree char *s = g_strdup_printf (
+                        _ ("At most %u MiB, set by your organisation"), (guint) max);
+                cap_spin (self->memory_row, self->memory_spin, max, s);
+        }
+        if (corral_policy_get_int (policy, "vm.maxVcpus", &max, &how) && how.locked) {
+                g_autofree char *s =
+                        g_strdup_printf (_ ("At most %u, set by your organisation"), (guint) max);
+                cap_spin (self->vcpus_row, self->vcpus_spin, max, s);
+        }
+}
+
+static void
+on_policy_loaded (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralPreferences) self = user_data;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralPolicy) policy = corral_run_in_thread_finish (res, &error);
+
+        if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                return;
+        if (policy)
+                show_policy_locks (self, policy);
+        /* The page only where there is a policy to show, or one that stops Corral. */
+        if (!policy || corral_policy_get_sources (policy)[0])
+                adw_preferences_window_add (
+                        ADW_PREFERENCES_WINDOW (self),
+                        ADW_PREFERENCES_PAGE (corral_policy_page_new (policy, error)));
+        loaded_one (self);
+}
+
+static void
+setup_policy (CorralPreferences *self)
+{
+        self->pending++;
+        corral_run_in_thread (policy_load, NULL, NULL, (GDestroyNotify) corral_policy_unref,
+                              self->cancellable, on_policy_loaded, g_object_ref (self));
+}
+
 /* The window ----------------------------------------------------------------------------------- */
 
 static void
@@ -746,6 +832,7 @@ corral_preferences_new (GtkWindow *parent, GSettings *settings, const char *vm_d
         setup_network (self);
         fill_tools (self);
         setup_workspace (self);
+        setup_policy (self);
         return self;
 }
 

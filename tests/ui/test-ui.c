@@ -1428,13 +1428,108 @@ test_locked (Fixture *f, gconstpointer data)
         row = ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_GROUP, "Access")
                       ?: ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_COMBO_BOX, "Access");
         g_assert_nonnull (ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_GROUP,
-                                        "Set by your organization")
+                                        "Set by your organisation")
                                   ?: ui_test_find (GTK_WIDGET (prefs), GTK_ACCESSIBLE_ROLE_LABEL,
-                                                   "Set by your organization"));
+                                                   "Set by your organisation"));
         if (row)
                 g_assert_false (gtk_widget_is_sensitive (row));
         ui_test_screenshot (GTK_WIDGET (prefs), "19-preferences-locked");
         gtk_window_destroy (prefs);
+}
+
+/* The AdwActionRow titled title (found through its title label), or NULL. */
+static GtkWidget *
+find_row (GtkWidget *root, const char *title)
+{
+        GtkWidget *w = ui_test_find (root, GTK_ACCESSIBLE_ROLE_GROUP, title)
+                               ?: ui_test_find (root, GTK_ACCESSIBLE_ROLE_LABEL, title);
+
+        if (w && !ADW_IS_ACTION_ROW (w))
+                w = gtk_widget_get_ancestor (w, ADW_TYPE_ACTION_ROW) ?: w;
+        return w;
+}
+
+/* The organisation's managed policy in Preferences (README, "Decisions"): the rows it locks are
+ * insensitive with the reason under them, a maximum caps its spin button, and the
+ * Organisation page lists every setting with its value and file; a damaged policy is said
+ * there instead. */
+static void
+test_policy_page (Fixture *f, gconstpointer data)
+{
+        g_autofree char *policy = g_build_filename (f->tmp, "managed.json", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        GtkWindow *prefs;
+        GtkWidget *win, *spin, *page_row;
+
+        g_assert_true (g_file_set_contents (
+                policy,
+                "{\"providers\": {\"baseUrl\": \"https://llm.corp.example/v1\"},\n"
+                " \"images\": {\"required\": \"standard\"},\n"
+                " \"network\": {\"personMayApproveHosts\": false, \"deniedHosts\": "
+                "[\"pastebin.com\"]},\n"
+                " \"vm\": {\"maxMemoryMib\": 2048, \"maxVcpus\": {\"value\": 1, \"locked\": "
+                "false}},\n"
+                " \"sharedFolders\": {\"protectedPaths\": [\"deploy/\"]}}\n",
+                -1, NULL));
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+        g_settings_set_uint (f->settings, "memory-mib", 4096);
+        prefs = GTK_WINDOW (corral_preferences_new (GTK_WINDOW (f->window), f->settings, NULL));
+        win = GTK_WIDGET (prefs);
+        gtk_window_set_default_size (prefs, 700, 720);
+        gtk_window_present (prefs);
+        g_assert_true (ui_test_wait (prefs_loaded, prefs, 10000));
+        ui_test_spin (400);
+
+        corral_preferences_show_page (CORRAL_PREFERENCES (prefs), "assistant");
+        ui_test_spin (200);
+        g_assert_nonnull (find_row (win, "Set by your organisation"));
+        g_assert_nonnull (find_row (win, "The model server is https://llm.corp.example/v1."));
+
+        corral_preferences_show_page (CORRAL_PREFERENCES (prefs), "workspace");
+        ui_test_spin (300);
+        spin = ui_test_find (win, GTK_ACCESSIBLE_ROLE_SPIN_BUTTON, "Memory");
+        g_assert_nonnull (spin);
+        /* Capped: the person's 4096 comes down to the organisation's maximum. */
+        g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (spin)), ==, 2048);
+        g_assert_cmpuint (g_settings_get_uint (f->settings, "memory-mib"), ==, 2048);
+        g_assert_nonnull (find_row (win, "At most 2048 MiB, set by your organisation"));
+        /* A default the person may change is not a cap. */
+        g_assert_null (find_row (win, "At most 1, set by your organisation"));
+        g_assert_nonnull (find_row (win, "Every task uses the image “standard”."));
+        ui_test_screenshot (win, "20-preferences-policy-locks");
+
+        corral_preferences_show_page (CORRAL_PREFERENCES (prefs), "organisation");
+        ui_test_spin (400);
+        g_assert_nonnull (find_row (win, "Your Organisation’s Policy"));
+        page_row = find_row (win, "network.deniedHosts");
+        g_assert_nonnull (page_row);
+        {
+                g_autofree char *want = g_strdup_printf ("pastebin.com · Locked · from %s", policy);
+                g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (page_row)), ==, want);
+        }
+        g_assert_nonnull (find_row (win, "vm.maxVcpus"));
+        ui_test_assert_buttons_named (win);
+        ui_test_screenshot (win, "21-preferences-organisation");
+        gtk_window_destroy (prefs);
+
+        /* Damaged: the page says what is wrong and that no task starts. */
+        g_assert_true (g_file_set_contents (policy, "{\"vm\": {\"maxVcpus\": 0}}", -1, NULL));
+        prefs = GTK_WINDOW (corral_preferences_new (GTK_WINDOW (f->window), f->settings, NULL));
+        win = GTK_WIDGET (prefs);
+        gtk_window_set_default_size (prefs, 700, 720);
+        gtk_window_present (prefs);
+        g_assert_true (ui_test_wait (prefs_loaded, prefs, 10000));
+        corral_preferences_show_page (CORRAL_PREFERENCES (prefs), "organisation");
+        ui_test_spin (400);
+        page_row = find_row (win, "No task can start until it is fixed");
+        g_assert_nonnull (page_row);
+        g_assert_nonnull (
+                strstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (page_row)), "vm.maxVcpus"));
+        ui_test_screenshot (win, "22-preferences-policy-damaged");
+        gtk_window_destroy (prefs);
+
+        g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
+        g_settings_reset (f->settings, "memory-mib");
 }
 
 static void
@@ -2324,6 +2419,7 @@ main (int argc, char **argv)
         ADD ("shares", test_shares);
         ADD ("preferences", test_preferences);
         ADD ("locked", test_locked);
+        ADD ("policy-page", test_policy_page);
         ADD ("dark", test_dark);
         ADD ("large-text", test_large_text);
         ADD ("close-pauses", test_close_pauses);
