@@ -8,6 +8,8 @@
 
 #include "corral-llm.h"
 #include "corral-secret-store.h"
+#include "corral-task-start.h"
+#include "corral-thread.h"
 #include "corral-ui-util.h"
 
 struct _CorralFirstRun {
@@ -28,6 +30,7 @@ struct _CorralFirstRun {
         char *folder;
         GtkWidget *folder_row;
         GtkWidget *folder_warning; /* a row: what sharing the home folder or "/" means */
+        GtkWidget *policy_warning; /* a row: the policy that stops every start */
         GtkWidget *mode_group;
         GtkWidget *mode_checks[3]; /* by FsMode */
         GtkWidget *start_button;
@@ -239,6 +242,48 @@ update_start (CorralFirstRun *self)
         gtk_widget_set_sensitive (self->start_button, self->folder != NULL);
 }
 
+/* A damaged managed policy stops every start (SECURITY.md M1): said on the folder step before
+ * the person chooses anything, with the file, the line and who can fix it. Read again each
+ * time the step is shown, so that a fixed policy clears it. */
+static gpointer
+policy_check (gpointer data, GCancellable *cancellable, GError **error)
+{
+        return corral_task_check_managed_policy (error) ? GINT_TO_POINTER (TRUE) : NULL;
+}
+
+static void
+on_policy_checked (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralFirstRun) self = user_data;
+        g_autoptr (GError) error = NULL;
+        GtkWidget *box = NULL;
+
+        if ((!corral_run_in_thread_finish (res, &error) &&
+             g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) ||
+            !self->policy_warning)
+                return; /* the window went away meanwhile */
+        if (error) {
+                g_autofree char *text = g_strdup_printf (
+                        _ ("No task can start until your organisation’s policy is fixed. %s"),
+                        error->message);
+
+                box = corral_ui_warning_new (text);
+                gtk_widget_set_margin_top (box, 12);
+                gtk_widget_set_margin_bottom (box, 12);
+                gtk_widget_set_margin_start (box, 12);
+                gtk_widget_set_margin_end (box, 12);
+        }
+        gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (self->policy_warning), box);
+        gtk_widget_set_visible (self->policy_warning, error != NULL);
+}
+
+static void
+check_policy (CorralFirstRun *self)
+{
+        corral_run_in_thread (policy_check, NULL, NULL, NULL, self->cancellable, on_policy_checked,
+                              g_object_ref (self));
+}
+
 /* Sharing the home folder or the whole computer is allowed; the person is told plainly what
  * the assistant will see. */
 static void
@@ -394,6 +439,7 @@ corral_first_run_class_init (CorralFirstRunClass *klass)
         gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, folder_row);
         gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, choose_button);
         gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, folder_warning);
+        gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, policy_warning);
         gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, mode_group);
         gtk_widget_class_bind_template_child (widget_class, CorralFirstRun, start_button);
         gtk_widget_class_bind_template_callback (widget_class, on_welcome_clicked);
@@ -456,6 +502,8 @@ corral_first_run_show_step (CorralFirstRun *self, const char *step)
 {
         g_return_if_fail (CORRAL_IS_FIRST_RUN (self));
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), step);
+        if (g_str_equal (step, "folder"))
+                check_policy (self);
         focus_step (self);
         g_signal_emit (self, signals[SIGNAL_STEP_CHANGED], 0);
 }

@@ -20,6 +20,7 @@
 #include "corral-secret-store.h"
 #include "corral-shares.h"
 #include "corral-task-record.h"
+#include "corral-task-start.h"
 #include "corral-tool-card.h"
 #include "corral-ui-util.h"
 #include "corral-vm-manager.h"
@@ -1532,6 +1533,50 @@ test_policy_page (Fixture *f, gconstpointer data)
         g_settings_reset (f->settings, "memory-mib");
 }
 
+static gboolean
+label_shown (gpointer data)
+{
+        void **args = data;
+
+        return ui_test_find (args[0], GTK_ACCESSIBLE_ROLE_LABEL, args[1]) != NULL;
+}
+
+static gboolean
+label_gone (gpointer data)
+{
+        return !label_shown (data);
+}
+
+/* A damaged policy is said on the folder step before the person chooses anything (SECURITY.md
+ * M1: no task starts), and goes away once it is fixed. */
+static void
+test_policy_banner (Fixture *f, gconstpointer data)
+{
+        g_autofree char *policy = g_build_filename (f->tmp, "managed.json", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        g_autofree char *text = NULL;
+        CorralFirstRun *fr = corral_window_get_first_run (f->window);
+        GtkWidget *win = GTK_WIDGET (f->window);
+        g_autoptr (GError) error = NULL;
+
+        g_assert_true (
+                g_file_set_contents (policy, "{\"network\": {\"preset\": \"al\"}}", -1, NULL));
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+        g_assert_false (corral_task_check_managed_policy (&error));
+        text = g_strdup_printf (
+                "No task can start until your organisation\u2019s policy is fixed. %s",
+                error->message);
+        corral_first_run_show_step (fr, "folder");
+        g_assert_true (ui_test_wait (label_shown, (void *[]){ win, text }, 5000));
+        ui_test_spin (200);
+        ui_test_screenshot (win, "23-policy-damaged-banner");
+
+        g_assert_true (g_file_set_contents (policy, "{}", -1, NULL));
+        corral_first_run_show_step (fr, "folder");
+        g_assert_true (ui_test_wait (label_gone, (void *[]){ win, text }, 5000));
+        g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
+}
+
 static void
 test_dark (Fixture *f, gconstpointer data)
 {
@@ -2420,6 +2465,7 @@ main (int argc, char **argv)
         ADD ("preferences", test_preferences);
         ADD ("locked", test_locked);
         ADD ("policy-page", test_policy_page);
+        ADD ("policy-banner", test_policy_banner);
         ADD ("dark", test_dark);
         ADD ("large-text", test_large_text);
         ADD ("close-pauses", test_close_pauses);
