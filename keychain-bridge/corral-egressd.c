@@ -157,19 +157,30 @@ setup_credentials (CorralEgressProxy *proxy, char ***ret_env, char **ret_pem, GE
 {
         g_autoptr (CorralEgressCredentials) creds = corral_egress_credentials_new ();
         g_autofree char *pem = NULL, *lines = NULL;
-        g_auto (GStrv) env = NULL, names = NULL;
+        g_auto (GStrv) env = NULL, names = NULL, refused = NULL;
+        g_autoptr (CorralPolicy) managed = NULL;
+        g_autoptr (GError) policy_error = NULL;
 
         if (opt_upstream_ca &&
             !corral_egress_proxy_set_upstream_ca_file (proxy, opt_upstream_ca, error))
                 return FALSE;
         names = secret_names ();
+        /* The organisation's credential keys (SECURITY.md M8); a policy that cannot be read
+         * binds nothing (and reload() refuses all traffic). */
+        if (names && names[0] && !(managed = corral_policy_load_default (&policy_error))) {
+                g_printerr ("corral-egressd: %s; no credentials in this session\n",
+                            policy_error->message);
+                g_clear_pointer (&names, g_strfreev);
+        }
         if (names && names[0]) {
                 if (!corral_egress_credentials_add_from_keychain (
-                            creds, (const char *const *) names, NULL, error) ||
+                            creds, (const char *const *) names, managed, &refused, NULL, error) ||
                     !corral_egress_proxy_set_credentials (proxy, creds, error) ||
                     !(pem = corral_egress_proxy_dup_ca_pem (proxy, error)))
                         return FALSE;
         }
+        for (guint i = 0; refused && refused[i]; i++)
+                g_printerr ("corral-egressd: %s\n", refused[i]);
         env = corral_egress_credentials_dup_environ (creds);
         lines = g_strjoinv ("\n", env);
         if (opt_placeholders_out &&

@@ -6,6 +6,7 @@
 #include "egress-cred-private.h"
 #include "egress-mask.h"
 
+#include <glib/gi18n.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -92,9 +93,83 @@ corral_egress_credentials_add (CorralEgressCredentials *creds,
         return g_strdup (b->placeholder);
 }
 
+/* The organisation's binding for name (credentials.bindings), or NULL. */
+static const cJSON *
+managed_binding (CorralPolicy *managed, const char *name)
+{
+        const cJSON *list = NULL, *item;
+        CorralPolicySetting how;
+
+        if (!corral_policy_get_objects (managed, "credentials.bindings", &list, &how) ||
+            !how.locked)
+                return NULL;
+        cJSON_ArrayForEach (item, list) {
+                if (g_strcmp0 (
+                            cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (item, "name")),
+                            name) == 0)
+                        return item;
+        }
+        return NULL;
+}
+
+/* A binding's host as the policy's host patterns read it: "name:port" (443 when unnamed). */
+static char *
+host_candidate (const char *host)
+{
+        return strchr (host, ':') ? g_strdup (host) : g_strdup_printf ("%s:443", host);
+}
+
+CorralSecretInfo *
+corral_egress_credentials_apply_policy (CorralPolicy *managed,
+                                        const CorralSecretInfo *info,
+                                        GError **error)
+{
+        const cJSON *binding = NULL, *h;
+        g_autoptr (GStrvBuilder) kept = g_strv_builder_new ();
+        g_auto (GStrv) hosts = NULL, wanted = NULL;
+        const char *header = info->header;
+        g_autoptr (GError) local = NULL;
+        CorralSecretInfo *out;
+
+        if (!managed)
+                return corral_secret_info_new (info->name, (const char *const *) info->hosts,
+                                               info->header, info->format, error);
+        if (!corral_policy_allows (managed, "credentials.allowedNames", info->name, error))
+                return NULL;
+        if ((binding = managed_binding (managed, info->name))) {
+                g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+
+                cJSON_ArrayForEach (h, cJSON_GetObjectItemCaseSensitive (binding, "hosts"))
+                        g_strv_builder_add (b, cJSON_GetStringValue (h));
+                wanted = g_strv_builder_end (b);
+                if (cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (binding, "header")))
+                        header = cJSON_GetStringValue (
+                                cJSON_GetObjectItemCaseSensitive (binding, "header"));
+        } else {
+                wanted = g_strdupv (info->hosts);
+        }
+        for (char **w = wanted; *w; w++) {
+                g_autofree char *candidate = host_candidate (*w);
+
+                if (corral_policy_allows (managed, "credentials.allowedHosts", candidate,
+                                          local ? NULL : &local))
+                        g_strv_builder_add (kept, *w);
+        }
+        hosts = g_strv_builder_end (kept);
+        if (!hosts[0]) {
+                g_propagate_error (error, g_steal_pointer (&local));
+                return NULL;
+        }
+        out = corral_secret_info_new (info->name, (const char *const *) hosts, header, info->format,
+                                      error);
+        return out;
+}
+
 gboolean
 corral_egress_credentials_add_from_keychain (CorralEgressCredentials *creds,
                                              const char *const *names,
+                                             CorralPolicy *managed,
+                                             GStrv *ret_refused,
                                              GCancellable *cancellable,
                                              GError **error)
 {
@@ -102,16 +177,30 @@ corral_egress_credentials_add_from_keychain (CorralEgressCredentials *creds,
                 g_ptr_array_new_with_free_func ((GDestroyNotify) corral_secret_value_free);
         g_autoptr (GPtrArray) infos =
                 g_ptr_array_new_with_free_func ((GDestroyNotify) corral_secret_info_free);
+        g_autoptr (GStrvBuilder) refused = g_strv_builder_new ();
 
         for (const char *const *n = names; *n; n++) {
-                CorralSecretInfo *info = NULL;
+                g_autoptr (CorralSecretInfo) info = NULL;
+                g_autoptr (GError) why = NULL;
+                CorralSecretInfo *allowed;
                 char *value = corral_secret_store_lookup_sync (*n, &info, cancellable, error);
 
                 if (!value)
                         return FALSE;
+                if (!(allowed = corral_egress_credentials_apply_policy (managed, info, &why))) {
+                        g_autofree char *line =
+                                g_strdup_printf (_ ("The secret “%s” is not available in the "
+                                                    "VM: %s"),
+                                                 *n, why ? why->message : "");
+                        g_strv_builder_add (refused, line);
+                        corral_secret_value_free (value);
+                        continue;
+                }
                 g_ptr_array_add (values, value);
-                g_ptr_array_add (infos, info);
+                g_ptr_array_add (infos, allowed);
         }
+        if (ret_refused)
+                *ret_refused = g_strv_builder_end (refused);
         for (guint i = 0; i < infos->len; i++)
                 g_free (corral_egress_credentials_add (creds, infos->pdata[i], values->pdata[i]));
         return TRUE;

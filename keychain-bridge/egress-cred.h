@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include "corral-policy.h"
 #include "corral-secret-store.h"
 
 G_BEGIN_DECLS
@@ -32,9 +33,22 @@ char *corral_egress_credentials_add (CorralEgressCredentials *creds,
                                      const CorralSecretInfo *info,
                                      const char *value);
 
-/* Looks each name up in the keychain and binds it; fails closed (nothing bound) on any error. */
+/* What the organisation's policy (corral-policy.h; locked keys) makes of the binding info
+ * describes: (transfer full) the binding to make — info's, or the organisation's hosts and
+ * header when credentials.bindings names it, without the hosts a locked
+ * credentials.allowedHosts does not allow — or NULL with the reason (CORRAL_POLICY_ERROR)
+ * when credentials.allowedNames does not allow the name or no host is left. */
+CorralSecretInfo *corral_egress_credentials_apply_policy (CorralPolicy *managed,
+                                                          const CorralSecretInfo *info,
+                                                          GError **error);
+
+/* Looks each name up in the keychain and binds it as the organisation's policy (nullable)
+ * allows; a secret it does not allow is not bound, and why goes to ret_refused (nullable, one
+ * sentence per secret). Fails closed (nothing bound) on any keychain error. */
 gboolean corral_egress_credentials_add_from_keychain (CorralEgressCredentials *creds,
                                                       const char *const *names,
+                                                      CorralPolicy *managed,
+                                                      GStrv *ret_refused,
                                                       GCancellable *cancellable,
                                                       GError **error);
 

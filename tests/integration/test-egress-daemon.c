@@ -531,6 +531,46 @@ test_secret_from_guest_alert (void)
         vm_daemon_stop (&d);
 }
 
+/* The organisation's credential keys (SECURITY.md M8): a keychain secret whose name it does
+ * not allow is not bound into the VM's session (no placeholder, the daemon says why); one it
+ * allows is, for the hosts it allows. */
+static void
+test_credentials_policy (void)
+{
+        VmDaemon d = { 0 };
+        g_autofree char *dir = g_dir_make_tmp ("corral-egress-cred-policy-XXXXXX", NULL);
+        g_autofree char *managed = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        g_autofree char *ph_file = NULL, *ph = NULL, *log = NULL, *text = NULL;
+
+        if (!person_start ())
+                return;
+        g_assert_true (g_file_set_contents (
+                managed, "{\"credentials\": {\"allowedNames\": [\"OTHER_TOKEN\"]}}", -1, NULL));
+        g_setenv ("CORRAL_MANAGED_POLICY", managed, TRUE);
+        vm_daemon_start (&d, FALSE);
+        ph_file = vm_file (&d, "ph");
+        g_assert_true (g_file_get_contents (ph_file, &ph, NULL, NULL));
+        g_assert_null (strstr (ph, "API_TOKEN"));
+        log = vm_file (&d, "egressd.log");
+        g_assert_true (g_file_get_contents (log, &text, NULL, NULL));
+        /* (the quotes are "?" in the C locale the suite runs in) */
+        g_assert_nonnull (strstr (text, "API_TOKEN"));
+        g_assert_nonnull (strstr (text, " is not available in the VM"));
+        g_assert_nonnull (strstr (text, "set by your organisation"));
+        vm_daemon_stop (&d);
+
+        /* Allowed: bound as before. */
+        g_assert_true (g_file_set_contents (
+                managed, "{\"credentials\": {\"allowedNames\": [\"API_TOKEN\"]}}", -1, NULL));
+        vm_daemon_start (&d, FALSE);
+        g_free (placeholder (&d));
+        vm_daemon_stop (&d);
+        g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
+        g_unlink (managed);
+        g_rmdir (dir);
+}
+
 /* Ends GLib's idle pool threads (one ran the origin's TLS handshake) and waits until the kernel
  * has reaped them: LeakSanitizer's exit-time scan of such a thread's dynamic TLS crashes its
  * tracer ("Tracer caught signal 11") with gcc 12 and glibc 2.36. */
@@ -572,6 +612,7 @@ main (int argc, char **argv)
         g_test_add_data_func ("/egress-daemon/outlives-terminal-keyring", GINT_TO_POINTER (TRUE),
                               test_outlives_terminal_bus);
         g_test_add_func ("/egress-daemon/secret-from-guest-alert", test_secret_from_guest_alert);
+        g_test_add_func ("/egress-daemon/credentials-policy", test_credentials_policy);
         r = g_test_run ();
         person_stop ();
         retire_pool_threads ();

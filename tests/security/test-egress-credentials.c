@@ -553,6 +553,78 @@ test_inner_head_timeout (Fx *fx, gconstpointer data)
         g_assert_nonnull (strstr (audit, "\"reason\":\"header timeout\""));
 }
 
+/* The organisation's credential keys on a binding (SECURITY.md M8). */
+static CorralPolicy *
+policy_of (const char *json)
+{
+        const char *origin = "/etc/corral/managed.json";
+        gsize len = strlen (json);
+        g_autoptr (GError) error = NULL;
+        CorralPolicy *p = corral_policy_parse_texts (1, &origin, &json, &len, &error);
+
+        g_assert_no_error (error);
+        return p;
+}
+
+static void
+test_credentials_policy (void)
+{
+        const char *hosts[] = { "api.github.com", "evil.example", NULL };
+        g_autoptr (CorralSecretInfo) info =
+                corral_secret_info_new ("GITHUB_TOKEN", hosts, "authorization", "Bearer {}", NULL);
+        g_autoptr (GError) error = NULL;
+
+        g_assert_nonnull (info);
+        /* No policy: the binding as the person made it. */
+        {
+                g_autoptr (CorralSecretInfo) same =
+                        corral_egress_credentials_apply_policy (NULL, info, &error);
+
+                g_assert_no_error (error);
+                g_assert_cmpstrv (same->hosts, hosts);
+        }
+        /* A name it does not allow: not bound, and why. */
+        {
+                g_autoptr (CorralPolicy) p =
+                        policy_of ("{\"credentials\": {\"allowedNames\": [\"NPM_TOKEN\"]}}");
+
+                g_assert_null (corral_egress_credentials_apply_policy (p, info, &error));
+                g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED);
+                g_clear_error (&error);
+        }
+        /* Hosts it does not allow are dropped; none left: not bound. */
+        {
+                g_autoptr (CorralPolicy) p = policy_of ("{\"credentials\": {\"allowedHosts\": "
+                                                        "[\"*.github.com\", \"api.github.com\"]}}");
+                g_autoptr (CorralPolicy) none =
+                        policy_of ("{\"credentials\": {\"allowedHosts\": [\"gitlab.example\"]}}");
+                g_autoptr (CorralSecretInfo) narrowed =
+                        corral_egress_credentials_apply_policy (p, info, &error);
+                const char *want[] = { "api.github.com", NULL };
+
+                g_assert_no_error (error);
+                g_assert_cmpstrv (narrowed->hosts, want);
+                g_assert_null (corral_egress_credentials_apply_policy (none, info, &error));
+                g_assert_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED);
+                g_clear_error (&error);
+        }
+        /* The organisation's binding of that name: its hosts and header, the person's value. */
+        {
+                g_autoptr (CorralPolicy) p =
+                        policy_of ("{\"credentials\": {\"bindings\": [{\"name\": \"GITHUB_TOKEN\", "
+                                   "\"hosts\": [\"api.github.com\", \"uploads.github.com\"], "
+                                   "\"header\": \"X-Api-Key\"}]}}");
+                g_autoptr (CorralSecretInfo) org =
+                        corral_egress_credentials_apply_policy (p, info, &error);
+                const char *want[] = { "api.github.com", "uploads.github.com", NULL };
+
+                g_assert_no_error (error);
+                g_assert_cmpstrv (org->hosts, want);
+                g_assert_cmpstr (org->header, ==, "x-api-key");
+                g_assert_cmpstr (org->format, ==, "Bearer {}");
+        }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -572,5 +644,6 @@ main (int argc, char **argv)
              test_redirect_other_port_not_injected);
         ADD ("/egress-cred/basic-only-in-authorization", test_basic_only_in_authorization);
         ADD ("/egress-cred/inner-head-timeout", test_inner_head_timeout);
+        g_test_add_func ("/egress-cred/policy", test_credentials_policy);
         return g_test_run ();
 }
