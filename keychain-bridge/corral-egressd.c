@@ -272,6 +272,8 @@ reload (CorralEgressProxy *proxy)
                 policy = corral_egress_policy_new (CORRAL_EGRESS_PRESET_NONE);
         }
         corral_egress_policy_set_managed (policy, managed);
+        corral_egress_proxy_set_audit_journal (
+                proxy, managed && corral_policy_audit_copies_to (managed, "journal"));
         corral_egress_proxy_set_policy (proxy, policy);
 }
 
@@ -396,12 +398,16 @@ main (int argc, char **argv)
         if (opt_alert)
                 g_unlink (opt_alert); /* a new session */
         g_signal_connect (proxy, "session-ended", G_CALLBACK (on_session_ended), NULL);
-        reload (proxy);
         file = g_file_new_for_path (opt_policy);
         monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, &error);
+        /* The audit log first: the policies say whether it is also copied to the journal. */
         if (!monitor ||
-            (opt_audit && !corral_egress_proxy_set_audit_path (proxy, opt_audit, &error)) ||
-            !serve (proxy, loop, &error) || !listen_if_asked (proxy, &error)) {
+            (opt_audit && !corral_egress_proxy_set_audit_path (proxy, opt_audit, &error))) {
+                g_printerr ("corral-egressd: %s\n", error->message);
+                return 1;
+        }
+        reload (proxy);
+        if (!serve (proxy, loop, &error) || !listen_if_asked (proxy, &error)) {
                 g_printerr ("corral-egressd: %s\n", error->message);
                 return 1;
         }

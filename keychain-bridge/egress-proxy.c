@@ -199,6 +199,17 @@ corral_egress_proxy_set_audit_path (CorralEgressProxy *self, const char *path, G
 }
 
 void
+corral_egress_proxy_set_audit_journal (CorralEgressProxy *self, gboolean copy)
+{
+        g_autoptr (GError) error = NULL;
+
+        g_mutex_lock (&self->lock);
+        if (self->audit && !corral_audit_log_set_journal (self->audit, copy, &error))
+                g_warning ("%s", error->message);
+        g_mutex_unlock (&self->lock);
+}
+
+void
 corral_egress_proxy_set_audit_limits (CorralEgressProxy *self, guint64 max_bytes, guint generations)
 {
         g_mutex_lock (&self->lock);

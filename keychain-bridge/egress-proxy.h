@@ -57,6 +57,8 @@ void corral_egress_proxy_set_audit_limits (CorralEgressProxy *self,
                                            guint generations);
 /* Writes every folded count now. */
 void corral_egress_proxy_flush_audit (CorralEgressProxy *self);
+/* Every audit line from now on also to the system journal (corral_audit_log_set_journal()). */
+void corral_egress_proxy_set_audit_journal (CorralEgressProxy *self, gboolean copy);
 
 /* Serves one client connection on a new thread; takes a reference to client. */
 void corral_egress_proxy_handle (CorralEgressProxy *self, GIOStream *client);

@@ -9,7 +9,9 @@
 #include <gio/gio.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* Repeats of one record that are waiting to be written as a count. */
@@ -30,6 +32,9 @@ struct _CorralAuditLog {
         GHashTable *folds; /* key -> Fold (owned) */
         gint64 next_due; /* G_MAXINT64: nothing pending */
         gboolean failing; /* the last write failed: warned once until one succeeds */
+        int journal_fd; /* -1, or a datagram socket to the system journal (a copy of each line) */
+        char *journal_path;
+        char *path; /* as opened, for the journal's CORRAL_AUDIT_LOG field */
 };
 
 static void
@@ -73,6 +78,8 @@ corral_audit_log_open (const char *path, GError **error)
         log->folds =
                 g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) fold_free);
         log->fd = -1;
+        log->journal_fd = -1;
+        log->path = g_strdup (path);
         log->dirfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         r = log->dirfd < 0 ? -errno : open_log (log->dirfd, log->name, &log->size);
         if (r < 0) {
@@ -131,6 +138,48 @@ warn_once (CorralAuditLog *log, int err)
         log->failing = TRUE;
 }
 
+/* The journal's native protocol (systemd.journal-fields(7), "Native Protocol"): one datagram
+ * of FIELD=value lines. The line is one JSON object without a newline, so it needs none of the
+ * protocol's binary form; a line too large for one datagram is not copied (the file has it). */
+static void
+copy_to_journal (CorralAuditLog *log, const char *line, size_t len)
+{
+        g_autoptr (GString) msg = g_string_new ("PRIORITY=6\nSYSLOG_IDENTIFIER=corral-audit\n");
+        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+        g_string_append_printf (msg, "CORRAL_AUDIT_LOG=%s\nMESSAGE=", log->path);
+        g_string_append_len (msg, line, (gssize) len);
+        g_string_append_c (msg, '\n');
+        g_strlcpy (addr.sun_path, log->journal_path, sizeof addr.sun_path);
+        (void) sendto (log->journal_fd, msg->str, msg->len, MSG_DONTWAIT | MSG_NOSIGNAL,
+                       (struct sockaddr *) &addr, sizeof addr);
+}
+
+gboolean
+corral_audit_log_set_journal (CorralAuditLog *log, gboolean copy, GError **error)
+{
+        const char *path = g_getenv ("CORRAL_JOURNAL_SOCKET");
+        int fd;
+
+        if (log->journal_fd >= 0)
+                close (log->journal_fd);
+        log->journal_fd = -1;
+        g_clear_pointer (&log->journal_path, g_free);
+        if (!copy)
+                return TRUE;
+        if (!path || !*path)
+                path = "/run/systemd/journal/socket";
+        if (strlen (path) >= sizeof ((struct sockaddr_un *) NULL)->sun_path ||
+            (fd = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                             "Cannot reach the system journal at %s", path);
+                return FALSE;
+        }
+        log->journal_fd = fd;
+        log->journal_path = g_strdup (path);
+        return TRUE;
+}
+
 static void
 write_record (CorralAuditLog *log, const cJSON *record)
 {
@@ -149,6 +198,8 @@ write_record (CorralAuditLog *log, const cJSON *record)
                 return;
         }
         n = write (log->fd, text, len + 1);
+        if (log->journal_fd >= 0)
+                copy_to_journal (log, text, len);
         cJSON_free (text);
         if (n < 0) {
                 warn_once (log, errno);
@@ -272,6 +323,10 @@ corral_audit_log_close (CorralAuditLog *log)
                 close (log->fd);
         if (log->dirfd >= 0)
                 close (log->dirfd);
+        if (log->journal_fd >= 0)
+                close (log->journal_fd);
+        g_free (log->journal_path);
+        g_free (log->path);
         g_free (log->name);
         g_free (log);
 }

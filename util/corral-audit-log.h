@@ -44,6 +44,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralAuditLog, corral_audit_log_close)
 /* generations >= 1; max_bytes: the largest a file grows before it rotates. */
 void corral_audit_log_set_limits (CorralAuditLog *log, guint64 max_bytes, guint generations);
 
+/* copy: every line written from now on also goes to the system journal (the managed policy's
+ * audit.copyTo "journal"; SYSLOG_IDENTIFIER=corral-audit, CORRAL_AUDIT_LOG=the file, MESSAGE=
+ * the line), through $CORRAL_JOURNAL_SOCKET when set (tests), else journald's socket. A
+ * journal that is not there or refuses a line loses that copy, never the file's line. */
+gboolean corral_audit_log_set_journal (CorralAuditLog *log, gboolean copy, GError **error);
+
 /* Writes record (transfer full) as one line, or folds it (fold_key: NULL never folds). */
 void corral_audit_log_append (CorralAuditLog *log, cJSON *record, const char *fold_key);
 

@@ -1,6 +1,6 @@
 /* corral-policy-share.c — whether a folder may be shared in a mode under the organisation's
  * policy: one check for the file server (which enforces it) and the task service (which says
- * it before a workspace starts).
+ * it before a workspace starts); and where the task audit logs are also copied.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -29,6 +29,17 @@ mode_of_rank (CorralPolicyMode rank)
         return rank == CORRAL_POLICY_MODE_RO            ? FS_MODE_RO
                : rank == CORRAL_POLICY_MODE_RW_NODELETE ? FS_MODE_RW_NODELETE
                                                         : FS_MODE_RW;
+}
+
+gboolean
+corral_policy_audit_copies_to (CorralPolicy *policy, const char *destination)
+{
+        const char *const *list = NULL;
+
+        g_return_val_if_fail (policy != NULL && destination != NULL, FALSE);
+        /* Applied locked or not: where the organisation's copies go is not the person's. */
+        return corral_policy_get_strv (policy, "audit.copyTo", &list, NULL) &&
+               g_strv_contains (list, destination);
 }
 
 gboolean

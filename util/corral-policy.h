@@ -281,6 +281,9 @@ gboolean corral_policy_check_share (CorralPolicy *policy,
                                     FsMode *ret_max_mode,
                                     GError **error);
 
+/* Whether audit.copyTo names destination ("journal"): the task audit logs' copies. */
+gboolean corral_policy_audit_copies_to (CorralPolicy *policy, const char *destination);
+
 /* Every key, in table order, for `corralctl policy show --json`:
  *   {"digest": HEX, "sources": [FILE...], "settings": {"vm.maxVcpus": {"set": true,
  *    "value": 2, "locked": true, "sources": [FILE...]}, "vm.maxMemoryMib": {"set": false},

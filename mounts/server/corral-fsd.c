@@ -700,6 +700,7 @@ set_managed_policy (
                         return FALSE;
                 corral_policy_get_strv (policy, "sharedFolders.protectedPaths", &managed, NULL);
                 corral_policy_get_strv (policy, "sharedFolders.hiddenPaths", &hidden, NULL);
+                fs_audit_set_journal (audit, corral_policy_audit_copies_to (policy, "journal"));
                 fs_audit_write_policy (audit, corral_policy_get_digest (policy),
                                        corral_policy_get_sources (policy));
         }

@@ -83,6 +83,15 @@ fs_audit_set_limits (FsAudit *a, uint64_t max_bytes, unsigned generations)
 }
 
 void
+fs_audit_set_journal (FsAudit *a, gboolean copy)
+{
+        g_autoptr (GError) error = NULL;
+
+        if (a && a->log && !corral_audit_log_set_journal (a->log, copy, &error))
+                g_warning ("%s", error->message);
+}
+
+void
 fs_audit_flush (FsAudit *a)
 {
         if (a && a->log) {

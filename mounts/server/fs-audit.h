@@ -29,6 +29,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsAudit, fs_audit_close)
 void fs_audit_set_limits (FsAudit *a, uint64_t max_bytes, unsigned generations);
 /* Writes every pending count now. */
 void fs_audit_flush (FsAudit *a);
+/* Every line from now on also to the system journal (corral_audit_log_set_journal()). */
+void fs_audit_set_journal (FsAudit *a, gboolean copy);
 
 typedef struct {
         const char *share;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "corral-policy.h"
@@ -526,6 +527,9 @@ test_managed_folders (Fixture *f, gconstpointer data)
         g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
         g_autofree char *text = NULL, *by_hand = NULL, *audit_text = NULL;
         g_autofree char *audit = g_build_filename (f->vm_dir, "audit.jsonl", NULL);
+        g_autofree char *journal = g_build_filename (f->root, "journal.sock", NULL);
+        struct sockaddr_un journal_addr = { .sun_family = AF_UNIX };
+        int journal_fd;
         g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
         g_autoptr (GSubprocess) fsd = NULL;
         g_autoptr (GPtrArray) list = NULL;
@@ -535,7 +539,8 @@ test_managed_folders (Fixture *f, gconstpointer data)
         g_assert_cmpint (g_mkdir (inside, 0755), ==, 0);
         g_assert_cmpint (symlink (secret, link), ==, 0);
         text = g_strdup_printf ("{\"sharedFolders\": {\"maxMode\": \"rw-nodelete\", "
-                                "\"deniedFolders\": [\"%s\"]}}",
+                                "\"deniedFolders\": [\"%s\"]}, \"audit\": {\"copyTo\": "
+                                "[\"journal\"]}}",
                                 secret);
         g_assert_true (g_file_set_contents (policy, text, -1, NULL));
         g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
@@ -574,11 +579,28 @@ test_managed_folders (Fixture *f, gconstpointer data)
         g_assert_true (g_file_set_contents (config, by_hand, -1, NULL));
         g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
         g_subprocess_launcher_take_fd (l, sv[1], 3);
+        /* audit.copyTo "journal": a socket standing in for journald's gets each line too. */
+        journal_fd = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        g_strlcpy (journal_addr.sun_path, journal, sizeof journal_addr.sun_path);
+        g_assert_cmpint (bind (journal_fd, (struct sockaddr *) &journal_addr, sizeof journal_addr),
+                         ==, 0);
+        g_subprocess_launcher_setenv (l, "CORRAL_JOURNAL_SOCKET", journal, TRUE);
         fsd = g_subprocess_launcher_spawn (l, &error, g_getenv ("CORRAL_FSD_PATH"), "--fd", "3",
                                            "--control", control, "--config", config, "--policy",
                                            policy, "--audit", audit, NULL);
         g_assert_no_error (error);
         wait_control (control);
+        {
+                char buf[65536];
+                ssize_t n = recv (journal_fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+
+                g_assert_cmpint (n, >, 0);
+                buf[n] = '\0';
+                g_assert_nonnull (strstr (buf, "SYSLOG_IDENTIFIER=corral-audit\n"));
+                g_assert_nonnull (strstr (buf, "MESSAGE={\"time\""));
+                g_assert_nonnull (strstr (buf, "\"source\":\"policy\""));
+                close (journal_fd);
+        }
         /* The task's audit log starts with the policy the server runs under (SECURITY.md M5). */
         {
                 g_autoptr (CorralPolicy) loaded = corral_policy_load (policy, &error);

@@ -11,9 +11,12 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include "corral-audit-log.h"
+#include "corral-glib-compat.h"
 #include "fs-client.h"
 #include "fs-server-private.h"
 
@@ -218,6 +221,55 @@ test_changes_never_folded (void)
         records = records_of (c->audit_path);
         g_assert_cmpuint (occurrences (records, "write", "f", "ok", &lines), ==, 1000);
         g_assert_cmpuint (lines, ==, 1000);
+}
+
+/* A datagram socket standing in for journald's, at path. */
+static int
+fake_journal (const char *path)
+{
+        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+        int fd = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        g_assert_cmpint (fd, >=, 0);
+        g_strlcpy (addr.sun_path, path, sizeof addr.sun_path);
+        g_assert_cmpint (bind (fd, (struct sockaddr *) &addr, sizeof addr), ==, 0);
+        return fd;
+}
+
+/* The organisation's audit.copyTo "journal" (SECURITY.md M5): each line also goes to the system
+ * journal in its native protocol, as its own entry; turned off, nothing more is sent. */
+static void
+test_copy_to_journal (void)
+{
+        g_autoptr (FsClient) c = fs_client_new (FS_MODE_RW);
+        g_autofree char *sock = g_build_filename (c->dir, "journal.sock", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_JOURNAL_SOCKET"));
+        g_autofree char *field = g_strdup_printf ("\nCORRAL_AUDIT_LOG=%s\n", c->audit_path);
+        g_autofd int fd = fake_journal (sock);
+        char buf[65536];
+        ssize_t n;
+        guint seen = 0;
+
+        g_setenv ("CORRAL_JOURNAL_SOCKET", sock, TRUE);
+        fs_audit_set_journal (c->audit, TRUE);
+        g_assert_cmpint (fs_client_put (c, "s/note.txt", "hello"), ==, 0);
+        /* The put is several lines (a create, a write): one entry each. */
+        while ((n = recv (fd, buf, sizeof buf - 1, MSG_DONTWAIT)) > 0) {
+                buf[n] = '\0';
+                g_assert_true (
+                        g_str_has_prefix (buf, "PRIORITY=6\nSYSLOG_IDENTIFIER=corral-audit\n"));
+                g_assert_nonnull (strstr (buf, field));
+                g_assert_nonnull (strstr (buf, "\nMESSAGE={"));
+                g_assert_true (g_str_has_suffix (buf, "}\n"));
+                if (strstr (buf, "\"path\":\"note.txt\""))
+                        seen++;
+        }
+        g_assert_cmpuint (seen, >, 0);
+
+        fs_audit_set_journal (c->audit, FALSE);
+        g_assert_cmpint (fs_client_put (c, "s/other.txt", "x"), ==, 0);
+        g_assert_cmpint (recv (fd, buf, sizeof buf, MSG_DONTWAIT), <, 0);
+        g_setenv ("CORRAL_JOURNAL_SOCKET", saved ? saved : "", TRUE);
 }
 
 /* Kept copies --------------------------------------------------------------------------------- */
@@ -506,6 +558,7 @@ main (int argc, char **argv)
         g_test_add_func ("/mount-bounds/audit/folded-count-on-timer", test_folded_count_on_timer);
         g_test_add_func ("/mount-bounds/audit/rotation", test_rotation);
         g_test_add_func ("/mount-bounds/audit/changes-never-folded", test_changes_never_folded);
+        g_test_add_func ("/mount-bounds/audit/copy-to-journal", test_copy_to_journal);
         g_test_add_func ("/mount-bounds/keep/quota", test_keep_quota);
         g_test_add_func ("/mount-bounds/keep/space-chosen", test_keep_space_chosen);
         g_test_add_func ("/mount-bounds/keep/disk-floor", test_keep_disk_floor);
