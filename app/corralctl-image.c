@@ -1,9 +1,11 @@
-/* corralctl-image.c — `corralctl image build NAME | verify NAME | ls`.
+/* corralctl-image.c — `corralctl image build NAME | verify NAME | ls | keygen FILE |
+ * sign NAME --key FILE | import DIR`.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corralctl-image.h"
 
+#include "corral-image-sign.h"
 #include "corral-image.h"
 #include "corralctl-opts.h"
 
@@ -19,6 +21,12 @@ static const CorralctlCommand image_commands[] = {
           N_ ("Build a guest image, or reuse the one built from the same inputs") },
         { "verify", N_ ("NAME"), 1, N_ ("Check a built image against its manifest") },
         { "ls", "", 0, N_ ("List the built images") },
+        { "keygen", N_ ("PRIVATE-KEY-FILE"), 1,
+          N_ ("Make a key pair to sign your organisation’s images; prints the public key") },
+        { "sign", N_ ("NAME"), 1, N_ ("Sign a built image’s manifest (with --key)") },
+        { "import", N_ ("DIR"), 1,
+          N_ ("Verify an image folder (and its signature, when the policy asks) and add it to "
+              "the images") },
 };
 
 static const char *
@@ -154,15 +162,73 @@ cmd_ls (void)
         return 0;
 }
 
+static int
+fail (GError *error)
+{
+        fprintf (stderr, "corralctl: %s\n", error->message);
+        return CORRALCTL_EXIT_USAGE;
+}
+
+static int
+cmd_keygen (const char *path)
+{
+        g_autoptr (GError) error = NULL;
+        g_autofree char *pub = corral_image_keygen (path, &error);
+
+        if (!pub)
+                return fail (error);
+        fprintf (stderr, _ ("Private key written to %s (keep it safe: it signs images).\n"), path);
+        fprintf (stderr, _ ("Public key, for images.trustedKeys in the managed policy:\n"));
+        printf ("%s\n", pub);
+        return 0;
+}
+
+static int
+cmd_sign (const char *name, const char *key)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralImage) image = NULL;
+        g_autofree char *pub = NULL;
+
+        if (!key) {
+                g_printerr (_ ("corralctl image sign: --key PRIVATE-KEY-FILE is needed\n"));
+                return CORRALCTL_EXIT_USAGE;
+        }
+        /* Only what verifies is signed: the signature vouches for these artifacts. */
+        if (!(image = corral_image_lookup (name, &error)) ||
+            !(pub = corral_image_sign (image->dir, key, &error)))
+                return fail (error);
+        fprintf (stderr, _ ("Signed the image “%s” (%s) with the key %s\n"), name, image->dir, pub);
+        return 0;
+}
+
+static int
+cmd_import (const char *dir)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralImage) image = corral_image_import (dir, &error);
+
+        if (!image)
+                return fail (error);
+        fprintf (stderr, _ ("Imported the image “%s”:\n"), image->name);
+        print_image (image);
+        return 0;
+}
+
 int
 corralctl_image_main (int argc, char **argv)
 {
-        g_autofree char *agent = NULL;
+        g_autofree char *agent = NULL, *key = NULL;
         const GOptionEntry build_entries[] = {
                 { "agent", 0, 0, G_OPTION_ARG_FILENAME, &agent,
                   N_ ("The corral-agent to put in the image (default: the one that came with "
                       "corralctl)"),
                   N_ ("PATH") },
+                G_OPTION_ENTRY_NULL
+        };
+        const GOptionEntry sign_entries[] = {
+                { "key", 0, 0, G_OPTION_ARG_FILENAME, &key,
+                  N_ ("The private key to sign with (corralctl image keygen)"), N_ ("FILE") },
                 G_OPTION_ENTRY_NULL
         };
         const CorralctlCommand *command;
@@ -181,11 +247,17 @@ corralctl_image_main (int argc, char **argv)
         argc--;
         argv++;
         if (!corralctl_command_parse ("image", command,
-                                      g_str_equal (command->name, "build") ? build_entries : NULL,
+                                      g_str_equal (command->name, "build")  ? build_entries
+                                      : g_str_equal (command->name, "sign") ? sign_entries
+                                                                            : NULL,
                                       &argc, &argv))
                 return CORRALCTL_EXIT_USAGE;
         if (g_str_equal (command->name, "ls"))
                 return cmd_ls ();
+        if (g_str_equal (command->name, "keygen"))
+                return cmd_keygen (argv[1]);
+        if (g_str_equal (command->name, "import"))
+                return cmd_import (argv[1]);
         name = argv[1];
         if (!corral_image_name_is_valid (name)) {
                 g_printerr (_ ("corralctl image %s: “%s” is not an image name (minimal or "
@@ -195,5 +267,7 @@ corralctl_image_main (int argc, char **argv)
         }
         if (g_str_equal (command->name, "build"))
                 return cmd_build (name, agent);
+        if (g_str_equal (command->name, "sign"))
+                return cmd_sign (name, key);
         return cmd_verify (name);
 }

@@ -5,11 +5,14 @@
 #include "corral-image.h"
 
 #include "corral-glib-compat.h"
+#include "corral-image-sign.h"
 #include "corral-paths.h"
+#include "corral-policy.h"
 #include "corral-cjson.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
@@ -169,6 +172,83 @@ open_artifact (int dirfd, const char *name, GError **error)
                 return -1;
         }
         return fd;
+}
+
+/* manifest.sig, bounded; NULL when there is none (ret_missing) or it cannot be read. */
+static char *
+read_signature (int dirfd, gsize *ret_len, gboolean *ret_missing)
+{
+        g_autoptr (GError) local = NULL;
+        g_autofd int fd = open_artifact (dirfd, "manifest.sig", &local);
+        g_autofree char *buf = NULL;
+        gsize len = 0;
+        ssize_t n;
+
+        *ret_missing = g_error_matches (local, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+        if (fd < 0)
+                return NULL;
+        buf = g_malloc (CORRAL_IMAGE_SIGNATURE_MAX + 2);
+        while (len <= CORRAL_IMAGE_SIGNATURE_MAX &&
+               (n = read (fd, buf + len, CORRAL_IMAGE_SIGNATURE_MAX + 1 - len)) != 0) {
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return NULL;
+                len += (gsize) n;
+        }
+        buf[len] = '\0';
+        *ret_len = len;
+        return g_steal_pointer (&buf);
+}
+
+static gboolean
+untrusted (GError **error, const char *image_name, const char *why)
+{
+        g_set_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_UNTRUSTED,
+                     _ ("The workspace image “%s” cannot be used: %s"), image_name, why);
+        return FALSE;
+}
+
+/* The organisation's images.requireSigned and images.trustedKeys (locked; corral-policy.h):
+ * the manifest, the very bytes that were read and are about to be checked against the
+ * artifacts, signed by a key it trusts. Without either key, nothing is asked. */
+static gboolean
+check_signature (int dirfd, const char *image_name, const char *manifest, gsize len, GError **error)
+{
+        g_autoptr (CorralPolicy) policy = corral_policy_load_default (error);
+        g_autoptr (GError) local = NULL;
+        g_autofree char *sig = NULL, *key = NULL;
+        CorralPolicySetting req_how, keys_how;
+        gboolean required = FALSE, missing = FALSE, trusted;
+        guint n_lists = 0;
+        gsize sig_len = 0;
+
+        if (!policy)
+                return FALSE;
+        required = corral_policy_get_bool (policy, "images.requireSigned", &required, &req_how) &&
+                   req_how.locked && required;
+        trusted =
+                corral_policy_get_allow_lists (policy, "images.trustedKeys", &n_lists, &keys_how) &&
+                n_lists > 0 && keys_how.locked;
+        if (!required && !trusted)
+                return TRUE;
+        if (!(sig = read_signature (dirfd, &sig_len, &missing))) {
+                if (missing && !required)
+                        return TRUE;
+                return untrusted (error, image_name,
+                                  missing ? _ ("it is not signed, and your organisation requires "
+                                               "a signed image (set by your organisation).")
+                                          : _ ("its signature cannot be read."));
+        }
+        if (!(key = corral_image_signature_check (manifest, len, sig, sig_len, &local)))
+                return untrusted (error, image_name, local->message);
+        if (!trusted)
+                return untrusted (error, image_name,
+                                  _ ("your organisation requires a signed image but names no key "
+                                     "to trust (images.trustedKeys, set by your organisation)."));
+        if (!corral_policy_allows (policy, "images.trustedKeys", key, &local))
+                return untrusted (error, image_name, local->message);
+        return TRUE;
 }
 
 /* Read manifest.json (bounded) and its sha256. */
@@ -341,6 +421,8 @@ corral_image_load_dir (const char *name, const char *dir_in, GError **error)
                 }
         }
 
+        if (!check_signature (dirfd, image_name, text, len, error))
+                return NULL;
         image = g_new0 (CorralImage, 1);
         image->name = g_strdup (image_name);
         image->dir = g_strdup (dir);

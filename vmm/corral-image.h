@@ -2,7 +2,9 @@
  *
  * Images live in ${XDG_CACHE_HOME:-$HOME/.cache}/corral/images/NAME-HASH/, each with a
  * manifest.json listing the sha256 of every artifact (see guest-image/minimal/README.md). An
- * image is only handed out after every artifact was re-hashed against its manifest.
+ * image is only handed out after every artifact was re-hashed against its manifest, and, when
+ * the organisation's policy asks for it, after that manifest's signature was checked against
+ * the keys it trusts (corral-image-sign.h).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -19,6 +21,9 @@ typedef enum {
         CORRAL_IMAGE_ERROR_TAMPERED, /* an artifact is missing or its sha256 differs */
         CORRAL_IMAGE_ERROR_INVALID, /* bad name, or a malformed / oversized manifest */
         CORRAL_IMAGE_ERROR_BUILD, /* the builder failed (message ends with its last lines) */
+        /* the organisation's policy wants it signed by a key it trusts, and it is not
+         * (images.requireSigned, images.trustedKeys; corral-image-sign.h) */
+        CORRAL_IMAGE_ERROR_UNTRUSTED,
 } CorralImageError;
 
 GQuark corral_image_error_quark (void);

@@ -237,6 +237,11 @@ corral_launch_error_explain (const GError *error, char **ret_title, char **ret_h
         } else if (g_error_matches (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_BUILD)) {
                 title = _ ("The Workspace Image Could Not Be Built");
                 hint = _ ("Install the image tools: sudo apt install mmdebstrap qemu-utils cpio");
+        } else if (g_error_matches (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_UNTRUSTED)) {
+                /* The message names the image and the organisation's rule. */
+                title = _ ("Your Organisation Does Not Trust This Image");
+                hint = _ ("Ask your IT department for the image they signed, and import it with "
+                          "corralctl image import.");
         } else if (g_error_matches (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_TAMPERED)) {
                 title = _ ("The Workspace Image Was Changed");
                 hint = _ ("Remove it in Preferences → Workspace; Corral builds a fresh one.");

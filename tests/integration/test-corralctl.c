@@ -935,6 +935,96 @@ test_policy (void)
                       NULL);
 }
 
+/* An image folder as the builders make one: two artifacts and their manifest. */
+static void
+fake_image (const char *dir, const char *name)
+{
+        g_autofree char *k = g_compute_checksum_for_string (G_CHECKSUM_SHA256, "kernel", -1);
+        g_autofree char *i = g_compute_checksum_for_string (G_CHECKSUM_SHA256, "initrd", -1);
+        g_autofree char *manifest = g_strdup_printf (
+                "{\"image\": \"%s\", \"format\": 1, \"built\": \"2026-12-01T00:00:00Z\", "
+                "\"artifacts\": {\"vmlinuz\": \"%s\", \"initramfs.img\": \"%s\"}}",
+                name, k, i);
+        g_autofree char *kp = g_build_filename (dir, "vmlinuz", NULL);
+        g_autofree char *ip = g_build_filename (dir, "initramfs.img", NULL);
+        g_autofree char *mp = g_build_filename (dir, "manifest.json", NULL);
+
+        g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+        g_assert_true (g_file_set_contents (kp, "kernel", -1, NULL));
+        g_assert_true (g_file_set_contents (ip, "initrd", -1, NULL));
+        g_assert_true (g_file_set_contents (mp, manifest, -1, NULL));
+}
+
+/* The organisation's own image (SECURITY.md M9): a key made with `image keygen`, an image
+ * imported and signed with it, a policy that trusts only that key and requires a signature:
+ * the signed image verifies, an unsigned import and a tampered copy are refused by name. */
+static void
+test_image_signing (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("corralctl-sign-XXXXXX", NULL);
+        g_autofree char *src = g_build_filename (dir, "src", NULL);
+        g_autofree char *other = g_build_filename (dir, "other", NULL);
+        g_autofree char *key = g_build_filename (dir, "it.key", NULL);
+        g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *cache_env = g_strconcat ("XDG_CACHE_HOME=", dir, NULL);
+        g_autofree char *policy_env = g_strconcat ("CORRAL_MANAGED_POLICY=", policy, NULL);
+        g_autofree char *pub = NULL, *text = NULL, *cached = NULL;
+        const char *env[] = { cache_env, policy_env, NULL };
+        const char *rm[] = { "rm", "-rf", dir, NULL };
+        Ctl keygen, import, sign, verify, unsigned_import, tampered;
+
+        fake_image (src, "acme");
+        fake_image (other, "acme-unsigned");
+        ctl_env = env;
+        keygen = run_ctl (NULL, NULL, "image", "keygen", key, NULL);
+        g_assert_cmpint (keygen.status, ==, 0);
+        pub = g_strstrip (g_strdup (keygen.out));
+        g_assert_cmpuint (strlen (pub), ==, 44);
+        /* No policy yet: the import is checked against its manifest only. */
+        import = run_ctl (NULL, NULL, "image", "import", src, NULL);
+        g_assert_cmpstr (import.err, !=, NULL);
+        g_assert_cmpint (import.status, ==, 0);
+        sign = run_ctl (NULL, NULL, "image", "sign", "acme", "--key", key, NULL);
+        g_assert_cmpint (sign.status, ==, 0);
+        g_assert_nonnull (strstr (sign.err, pub));
+
+        text = g_strdup_printf ("{\"images\": {\"requireSigned\": true, \"trustedKeys\": "
+                                "[\"%s\"]}}",
+                                pub);
+        g_assert_true (g_file_set_contents (policy, text, -1, NULL));
+        verify = run_ctl (NULL, NULL, "image", "verify", "acme", NULL);
+        g_assert_cmpint (verify.status, ==, 0);
+        unsigned_import = run_ctl (NULL, NULL, "image", "import", other, NULL);
+        g_assert_cmpint (unsigned_import.status, ==, 125);
+        g_assert_nonnull (strstr (unsigned_import.err, "acme-unsigned"));
+        g_assert_nonnull (strstr (unsigned_import.err, "is not signed"));
+
+        /* A copy in the store changed after signing: refused by name. */
+        cached = g_strstrip (g_strdup (verify.out));
+        {
+                g_autofree char *m = g_build_filename (cached, "manifest.json", NULL);
+                g_autofree char *was = NULL, *now = NULL;
+
+                g_assert_true (g_file_get_contents (m, &was, NULL, NULL));
+                now = g_strconcat (was, "\n", NULL);
+                g_assert_true (g_file_set_contents (m, now, -1, NULL));
+        }
+        tampered = run_ctl (NULL, NULL, "image", "verify", "acme", NULL);
+        g_assert_cmpint (tampered.status, ==, 125);
+        g_assert_nonnull (strstr (tampered.err, "acme"));
+        g_assert_nonnull (strstr (tampered.err, "changed after it was signed"));
+
+        ctl_env = NULL;
+        g_assert_true (g_spawn_sync (NULL, (char **) rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                     NULL, NULL, NULL, NULL));
+        ctl_clear (&keygen);
+        ctl_clear (&import);
+        ctl_clear (&sign);
+        ctl_clear (&verify);
+        ctl_clear (&unsigned_import);
+        ctl_clear (&tampered);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -958,6 +1048,7 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/changes", test_changes);
         g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
         g_test_add_func ("/corralctl/policy", test_policy);
+        g_test_add_func ("/corralctl/image-signing", test_image_signing);
 
         return g_test_run ();
 }

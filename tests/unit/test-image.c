@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include "corral-image-sign.h"
 #include "corral-image.h"
 
 #include <glib/gstdio.h>
@@ -455,6 +456,123 @@ test_build_cancel (Fixture *f, gconstpointer data)
         g_ptr_array_unref (r.steps);
 }
 
+/* Signed images (corral-image-sign.h; SECURITY.md M9) -------------------------------------- */
+
+/* Loads f's image under a policy text (NULL: none); NULL with the error when refused. */
+static CorralImage *
+load_under (Fixture *f, const char *policy_text, GError **error)
+{
+        g_autofree char *policy = g_build_filename (f->tmp, "managed.json", NULL);
+        CorralImage *image;
+
+        if (policy_text)
+                g_assert_true (g_file_set_contents (policy, policy_text, -1, NULL));
+        else
+                g_unlink (policy);
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+        image = corral_image_load_dir ("minimal", f->dir, error);
+        g_unsetenv ("CORRAL_MANAGED_POLICY");
+        return image;
+}
+
+static void
+assert_refused (Fixture *f, const char *policy_text, const char *why)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralImage) image = load_under (f, policy_text, &error);
+
+        g_assert_null (image);
+        g_assert_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_UNTRUSTED);
+        g_assert_nonnull (strstr (error->message, "“minimal”"));
+        if (!strstr (error->message, why))
+                g_error ("“%s” does not say “%s”", error->message, why);
+}
+
+static void
+assert_loads (Fixture *f, const char *policy_text)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralImage) image = load_under (f, policy_text, &error);
+
+        g_assert_no_error (error);
+        g_assert_nonnull (image);
+}
+
+static void
+test_signed (Fixture *f, gconstpointer data)
+{
+        g_autofree char *key = g_build_filename (f->tmp, "it.key", NULL);
+        g_autofree char *other = g_build_filename (f->tmp, "other.key", NULL);
+        g_autofree char *sig = g_build_filename (f->dir, "manifest.sig", NULL);
+        g_autofree char *pub = NULL, *other_pub = NULL, *signer = NULL, *trust = NULL;
+        g_autofree char *require = NULL, *manifest = NULL;
+        g_autoptr (GError) error = NULL;
+        GStatBuf st;
+
+        make_image (f->dir, "minimal", NULL);
+        pub = corral_image_keygen (key, &error);
+        g_assert_no_error (error);
+        g_assert_cmpuint (strlen (pub), ==, 44);
+        g_assert_cmpint (g_stat (key, &st), ==, 0);
+        g_assert_cmpint (st.st_mode & 0777, ==, 0600);
+        /* Never over an existing key. */
+        g_assert_null (corral_image_keygen (key, &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_EXISTS);
+        g_clear_error (&error);
+        other_pub = corral_image_keygen (other, &error);
+        g_assert_cmpstr (other_pub, !=, pub);
+
+        trust = g_strdup_printf ("{\"images\": {\"trustedKeys\": [\"%s\"]}}", pub);
+        require = g_strdup_printf (
+                "{\"images\": {\"requireSigned\": true, \"trustedKeys\": [\"%s\"]}}", pub);
+
+        /* Unsigned: fine without a policy, or with only trusted keys; refused when required. */
+        assert_loads (f, NULL);
+        assert_loads (f, trust);
+        assert_refused (f, require, "is not signed");
+        assert_refused (f, "{\"images\": {\"requireSigned\": true}}", "is not signed");
+
+        signer = corral_image_sign (f->dir, key, &error);
+        g_assert_no_error (error);
+        g_assert_cmpstr (signer, ==, pub);
+        assert_loads (f, require);
+        assert_loads (f, trust);
+        /* A default (not locked) requirement asks nothing. */
+        assert_loads (f, "{\"images\": {\"requireSigned\": {\"value\": true, \"locked\": "
+                         "false}}}");
+        assert_refused (f, "{\"images\": {\"requireSigned\": true}}", "names no key");
+
+        /* Signed with a key the organisation does not trust. */
+        g_free (corral_image_sign (f->dir, other, &error));
+        g_assert_no_error (error);
+        assert_refused (f, require, "not trusted");
+        assert_refused (f, trust, "not trusted");
+
+        /* Tampered after signing: the manifest (say, a different artifact's hash) changed. */
+        g_free (corral_image_sign (f->dir, key, &error));
+        assert_loads (f, require);
+        manifest = g_build_filename (f->dir, "manifest.json", NULL);
+        {
+                g_autofree char *text = NULL, *changed = NULL;
+
+                g_assert_true (g_file_get_contents (manifest, &text, NULL, NULL));
+                changed = g_strconcat (text, " ", NULL);
+                write_file (f->dir, "manifest.json", changed);
+        }
+        assert_refused (f, require, "changed after it was signed");
+
+        /* A malformed or oversized signature file. */
+        make_image (f->dir, "minimal", NULL);
+        write_file (f->dir, "manifest.sig", "{\"key\": \"AAAA\", \"signature\": 7}");
+        assert_refused (f, require, "malformed");
+        {
+                g_autofree char *big = g_strnfill (8192, ' ');
+                write_file (f->dir, "manifest.sig", big);
+        }
+        assert_refused (f, require, "malformed");
+        g_unlink (sig);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -472,5 +590,6 @@ main (int argc, char **argv)
         ADD ("/image/build/ok", test_build);
         ADD ("/image/build/fails", test_build_fails);
         ADD ("/image/build/cancel", test_build_cancel);
+        ADD ("/image/signed", test_signed);
         return g_test_run ();
 }
