@@ -4,7 +4,9 @@
  */
 #include "corral-application.h"
 
+#include <glib-unix.h>
 #include <glib/gi18n.h>
+#include <signal.h>
 
 #include "corral-paths.h"
 #include "corral-resources.h"
@@ -15,6 +17,7 @@ struct _CorralApplication {
 
         CorralLauncher *launcher;
         GSettings *settings;
+        guint signal_sources[3]; /* SIGTERM, SIGINT, SIGHUP */
 };
 
 G_DEFINE_FINAL_TYPE (CorralApplication, corral_application, ADW_TYPE_APPLICATION)
@@ -152,6 +155,31 @@ static const GActionEntry app_actions[] = {
         { "about", on_about, NULL, NULL, NULL, { 0 } },
 };
 
+/* SIGTERM (the session ends), SIGINT, SIGHUP: the windows close as if the person had quit and
+ * answered "Pause", so that no workspace (a task's, or one made ready ahead) is left running
+ * without the app. */
+static gboolean
+on_stop_signal (gpointer user_data)
+{
+        corral_application_close_all (user_data);
+        return G_SOURCE_CONTINUE;
+}
+
+void
+corral_application_close_all (CorralApplication *self)
+{
+        GList *windows = gtk_application_get_windows (GTK_APPLICATION (self));
+        g_autoptr (GPtrArray) mine = g_ptr_array_new_with_free_func (g_object_unref);
+
+        for (GList *l = windows; l; l = l->next)
+                if (CORRAL_IS_WINDOW (l->data))
+                        g_ptr_array_add (mine, g_object_ref (l->data));
+        for (guint i = 0; i < mine->len; i++)
+                corral_window_close_now (mine->pdata[i]);
+        if (mine->len == 0)
+                g_application_quit (G_APPLICATION (self));
+}
+
 static void
 corral_application_startup (GApplication *app)
 {
@@ -171,6 +199,9 @@ corral_application_startup (GApplication *app)
         apply_color_scheme (self);
         g_signal_connect_swapped (self->settings, "changed::color-scheme",
                                   G_CALLBACK (apply_color_scheme), self);
+        self->signal_sources[0] = g_unix_signal_add (SIGTERM, on_stop_signal, self);
+        self->signal_sources[1] = g_unix_signal_add (SIGINT, on_stop_signal, self);
+        self->signal_sources[2] = g_unix_signal_add (SIGHUP, on_stop_signal, self);
 }
 
 static void
@@ -189,6 +220,8 @@ corral_application_dispose (GObject *object)
 {
         CorralApplication *self = CORRAL_APPLICATION (object);
 
+        for (guint i = 0; i < G_N_ELEMENTS (self->signal_sources); i++)
+                g_clear_handle_id (&self->signal_sources[i], g_source_remove);
         g_clear_object (&self->launcher);
         g_clear_object (&self->settings);
         G_OBJECT_CLASS (corral_application_parent_class)->dispose (object);

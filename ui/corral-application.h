@@ -17,6 +17,9 @@ G_DECLARE_FINAL_TYPE (CorralApplication, corral_application, CORRAL, APPLICATION
 
 /* launcher: (transfer none) what starts workspaces; settings: (transfer none) */
 CorralApplication *corral_application_new (CorralLauncher *launcher, GSettings *settings);
+/* What SIGTERM, SIGINT and SIGHUP do: every window closes without asking
+ * (corral_window_close_now), then the app quits once nothing is left to release. */
+void corral_application_close_all (CorralApplication *self);
 
 /* Makes sure GSettings finds the schema when Corral runs from its build tree. Call first. */
 void corral_application_init_environment (void);

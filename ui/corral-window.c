@@ -341,6 +341,8 @@ corral_window_new_task (CorralWindow *self)
 
 /* Closing -------------------------------------------------------------------------------------- */
 
+static void release_prepared (CorralWindow *self);
+
 static void
 on_suspended (GObject *source, GAsyncResult *res, gpointer user_data)
 {
@@ -349,17 +351,17 @@ on_suspended (GObject *source, GAsyncResult *res, gpointer user_data)
 
         if (!corral_launcher_suspend_finish (CORRAL_LAUNCHER (source), res, &error))
                 g_warning ("Could not pause the workspace: %s", error->message);
+        /* Destroyed, not closed: close_request, which releases it, does not run. */
+        release_prepared (self);
         gtk_window_destroy (GTK_WINDOW (self));
 }
 
+/* Pauses the running task, then the window goes (with the workspace made ready ahead). */
 static void
-on_close_response (AdwMessageDialog *dialog, const char *response, CorralWindow *self)
+pause_and_close (CorralWindow *self)
 {
         CorralSessionView *session = CORRAL_SESSION_VIEW (self->session);
 
-        self->close_dialog = NULL;
-        if (!g_str_equal (response, "pause"))
-                return;
         self->closing_confirmed = TRUE;
         corral_chat_view_stop (corral_session_view_get_chat (session));
         corral_launcher_suspend_async (self->launcher, corral_session_view_get_vm_name (session),
@@ -367,26 +369,59 @@ on_close_response (AdwMessageDialog *dialog, const char *response, CorralWindow 
 }
 
 static void
+on_close_response (AdwMessageDialog *dialog, const char *response, CorralWindow *self)
+{
+        self->close_dialog = NULL;
+        if (!g_str_equal (response, "pause"))
+                return;
+        pause_and_close (self);
+}
+
+void
+corral_window_close_now (CorralWindow *self)
+{
+        CorralSessionView *session;
+
+        g_return_if_fail (CORRAL_IS_WINDOW (self));
+        session = CORRAL_SESSION_VIEW (self->session);
+        if (self->closing_confirmed)
+                return; /* already going */
+        /* No one to ask: a running task is paused, as the person's "Pause" would. */
+        if (self->close_dialog) {
+                GtkWidget *d = self->close_dialog;
+
+                self->close_dialog = NULL;
+                g_signal_handlers_disconnect_by_data (d, self);
+                gtk_window_destroy (GTK_WINDOW (d));
+        }
+        if (corral_session_view_get_vm_name (session))
+                pause_and_close (self);
+        else
+                gtk_window_close (GTK_WINDOW (self));
+}
+
+static void
 on_released (GObject *source, GAsyncResult *res, gpointer user_data)
 {
-        g_autoptr (GApplication) app = user_data;
+        g_autoptr (GApplication) app = user_data; /* nullable */
         g_autoptr (GError) error = NULL;
 
         if (!corral_launcher_release_finish (CORRAL_LAUNCHER (source), res, &error))
                 g_warning ("Could not remove the workspace made ready ahead: %s", error->message);
-        g_application_release (app);
+        if (app)
+                g_application_release (app);
 }
 
 /* The workspace made ready for a next task goes with the app; the app stays until it is gone. */
 static void
 release_prepared (CorralWindow *self)
 {
-        GApplication *app = G_APPLICATION (gtk_window_get_application (GTK_WINDOW (self)));
+        GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
 
-        if (!app)
-                return;
-        g_application_hold (app);
-        corral_launcher_release_async (self->launcher, on_released, g_object_ref (app));
+        if (app)
+                g_application_hold (G_APPLICATION (app));
+        corral_launcher_release_async (self->launcher, on_released,
+                                       app ? g_object_ref (app) : NULL);
 }
 
 static gboolean

@@ -24,6 +24,9 @@ corral_window_new (GtkApplication *app, CorralLauncher *launcher, GSettings *set
 /* "first-run", "starting", "session" */
 const char *corral_window_get_page (CorralWindow *self);
 void corral_window_new_task (CorralWindow *self);
+/* Closes without asking (the session ends, the app was told to stop): a running task is paused
+ * as the person's "Pause" would, and the workspace made ready ahead is released. */
+void corral_window_close_now (CorralWindow *self);
 /* (transfer none) the preferences window it opened */
 GtkWindow *corral_window_show_preferences (CorralWindow *self);
 /* The home screen: the person's tasks, listed again. */

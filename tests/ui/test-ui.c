@@ -1648,6 +1648,33 @@ test_close_pauses (Fixture *f, gconstpointer data)
         gtk_window_destroy (GTK_WINDOW (dialog));
         ui_test_spin (200);
         g_assert_cmpuint (f->launcher->suspended, ==, 1);
+        /* The workspace made ready ahead goes too, though the window was destroyed. */
+        g_assert_cmpuint (f->launcher->released, ==, 1);
+        f->closed = TRUE;
+}
+
+/* Told to stop (SIGTERM when the session ends, SIGINT, SIGHUP): no one to ask, so the running
+ * task pauses and the workspace made ready ahead is released, instead of both running on
+ * without the app; a question already open is dropped. */
+static void
+test_close_now (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralDemoSource) demo = start_session (f);
+
+        g_assert_true (CORRAL_IS_DEMO_SOURCE (demo));
+        gtk_window_close (GTK_WINDOW (f->window));
+        ui_test_spin (100);
+        g_assert_nonnull (corral_window_get_close_dialog (f->window));
+        g_object_ref (f->window);
+        corral_window_close_now (f->window);
+        ui_test_spin (200);
+        g_assert_null (corral_window_get_close_dialog (f->window));
+        g_assert_cmpuint (f->launcher->suspended, ==, 1);
+        g_assert_cmpuint (f->launcher->released, ==, 1);
+        /* A second signal does nothing more. */
+        corral_window_close_now (f->window);
+        ui_test_spin (100);
+        g_assert_cmpuint (f->launcher->suspended, ==, 1);
         f->closed = TRUE;
 }
 
@@ -2469,6 +2496,7 @@ main (int argc, char **argv)
         ADD ("dark", test_dark);
         ADD ("large-text", test_large_text);
         ADD ("close-pauses", test_close_pauses);
+        ADD ("close-now", test_close_now);
         ADD ("size-kept", test_size_kept);
         ADD ("new-task-pauses", test_new_task_pauses);
         ADD ("reopen", test_reopen);

@@ -62,6 +62,21 @@ tl_suspend_finish (CorralLauncher *launcher, GAsyncResult *result, GError **erro
 }
 
 static void
+tl_release_async (CorralLauncher *launcher, GAsyncReadyCallback callback, gpointer user_data)
+{
+        g_autoptr (GTask) task = g_task_new (launcher, NULL, callback, user_data);
+
+        TEST_LAUNCHER (launcher)->released++;
+        g_task_return_boolean (task, TRUE);
+}
+
+static gboolean
+tl_release_finish (CorralLauncher *launcher, GAsyncResult *result, GError **error)
+{
+        return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static void
 tl_list_async (CorralLauncher *launcher,
                GCancellable *cancellable,
                GAsyncReadyCallback callback,
@@ -160,6 +175,8 @@ test_launcher_iface_init (CorralLauncherInterface *iface)
         iface->resume_finish = tl_start_finish;
         iface->remove_async = tl_remove_async;
         iface->remove_finish = tl_remove_finish;
+        iface->release_async = tl_release_async;
+        iface->release_finish = tl_release_finish;
 }
 
 static void

@@ -20,6 +20,7 @@ struct _TestLauncher {
         char *vm_dir;
         gboolean fail;
         guint suspended;
+        guint released; /* release_async calls: the workspace made ready ahead goes */
         char *resumed; /* the VM of the last resume call */
         char *removed; /* the VM of the last remove call */
         gboolean with_client; /* results carry an (unconnected) agent client */
