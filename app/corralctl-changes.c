@@ -11,7 +11,6 @@
 #include <glib/gi18n.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "corral-cjson.h"
 #include "corral-shares.h"
@@ -392,7 +391,7 @@ int
 corralctl_changes_main (int argc, char **argv)
 {
         gboolean json = FALSE, all = FALSE, force = FALSE;
-        char *kept_space = NULL;
+        g_autofree char *kept_space = NULL;
         const GOptionEntry changes_entries[] = {
                 { "json", 0, 0, G_OPTION_ARG_NONE, &json, N_ ("Print the changes as JSON"), NULL },
                 { "kept-space", 0, 0, G_OPTION_ARG_STRING, &kept_space,
@@ -422,7 +421,6 @@ corralctl_changes_main (int argc, char **argv)
                         : _ ("Keep every change the assistant made and remove the originals");
         g_autoptr (GError) error = NULL;
         g_auto (Task) task = { 0 };
-        g_autofree char *kept_space_owned = NULL;
 
         if (!corralctl_options_parse (cmd, parameter, summary,
                                       g_str_equal (cmd, "changes") ? changes_entries
@@ -432,7 +430,6 @@ corralctl_changes_main (int argc, char **argv)
                 return CORRALCTL_EXIT_USAGE;
         if (argc < 2 || (argc != 2 && (g_str_equal (cmd, "changes") || g_str_equal (cmd, "keep"))))
                 return corralctl_usage_error (cmd, parameter);
-        kept_space_owned = kept_space;
         if (kept_space)
                 return cmd_set_kept_space (argv[1], kept_space);
         if (!task_open (&task, argv[1], g_str_equal (cmd, "changes") || g_str_equal (cmd, "keep"),

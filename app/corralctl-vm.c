@@ -506,9 +506,8 @@ run_vm_command (const char *cmd, const char *const *args, VmOptions *o)
         if ((g_str_equal (cmd, "create") || g_str_equal (cmd, "pool fill")) &&
             (!share_list_parse (&shares, o->shares, &error) ||
              !corral_task_preflight ((const CorralTaskShare *) (void *) shares.shares->data,
-                                     shares.shares->len, &error) ||
-             !corral_task_check_workspace (o->image ? o->image : "minimal", o->memory_mib, o->vcpus,
-                                           &error)))
+                                     shares.shares->len, o->image ? o->image : "minimal",
+                                     o->memory_mib, o->vcpus, &error)))
                 return report (error);
         if (!(m = corralctl_vm_open_manager (&error)))
                 return report (error);

@@ -355,7 +355,8 @@ corral_egress_policy_check (const CorralEgressPolicy *policy,
                             guint16 port,
                             char **ret_rule)
 {
-        g_autofree char *candidate = managed_candidate (host, kind, port);
+        /* Only with an organisation's policy: this runs for every request. */
+        g_autofree char *candidate = policy->managed ? managed_candidate (host, kind, port) : NULL;
         CorralEgressPreset preset = effective_preset (policy);
         const Rule *r;
         gboolean allowed;

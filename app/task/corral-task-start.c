@@ -133,17 +133,14 @@ locked_max (CorralPolicy *policy, const char *key)
         return 0;
 }
 
-gboolean
-corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, GError **error)
+static gboolean
+workspace_allowed (
+        CorralPolicy *policy, const char *image, guint memory_mib, guint vcpus, GError **error)
 {
-        g_autoptr (CorralPolicy) policy = load_policy (error);
         const char *required = NULL;
         CorralPolicySetting how;
         gint64 max;
 
-        g_return_val_if_fail (image != NULL, FALSE);
-        if (!policy)
-                return FALSE;
         if (corral_policy_get_string (policy, "images.required", &required, &how) && how.locked &&
             !g_str_equal (required, image)) {
                 g_set_error (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED,
@@ -180,6 +177,16 @@ corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, G
 }
 
 gboolean
+corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, GError **error)
+{
+        g_autoptr (CorralPolicy) policy = NULL;
+
+        g_return_val_if_fail (image != NULL, FALSE);
+        policy = load_policy (error);
+        return policy && workspace_allowed (policy, image, memory_mib, vcpus, error);
+}
+
+gboolean
 corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares, GError **error)
 {
         g_return_val_if_fail (shares != NULL || n_shares == 0, FALSE);
@@ -191,12 +198,21 @@ corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares, GError 
 }
 
 gboolean
-corral_task_preflight (const CorralTaskShare *shares, gsize n_shares, GError **error)
+corral_task_preflight (const CorralTaskShare *shares,
+                       gsize n_shares,
+                       const char *image,
+                       guint memory_mib,
+                       guint vcpus,
+                       GError **error)
 {
-        g_autoptr (CorralPolicy) policy = load_policy (error);
+        g_autoptr (CorralPolicy) policy = NULL;
 
+        g_return_val_if_fail (image != NULL, FALSE);
+        /* The policy read once: what every check of this start goes by. */
+        policy = load_policy (error);
         return policy && corral_task_check_shares (shares, n_shares, error) &&
-               check_shares_allowed (policy, shares, n_shares, error);
+               check_shares_allowed (policy, shares, n_shares, error) &&
+               workspace_allowed (policy, image, memory_mib, vcpus, error);
 }
 
 gboolean

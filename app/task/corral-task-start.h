@@ -51,8 +51,14 @@ gboolean corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares
 
 /* Everything that can be known to fail before a build or a boot: the managed policy, then
  * the folders, then whether the policy lets each be shared in its mode (the file server
- * refuses it too; here it is said before anything boots). */
-gboolean corral_task_preflight (const CorralTaskShare *shares, gsize n_shares, GError **error);
+ * refuses it too; here it is said before anything boots), then the workspace's image, memory
+ * and processors (corral_task_check_workspace). */
+gboolean corral_task_preflight (const CorralTaskShare *shares,
+                                gsize n_shares,
+                                const char *image,
+                                guint memory_mib,
+                                guint vcpus,
+                                GError **error);
 
 /* What the organisation's policy says of a workspace's image, memory and processors
  * (images.required, images.allowed, vm.maxMemoryMib, vm.maxVcpus; locked keys), checked before

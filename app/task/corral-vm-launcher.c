@@ -248,9 +248,8 @@ preflight (gpointer data, GCancellable *cancellable, GError **error)
         Launch *l = data;
         const CorralTaskShare share = { l->config->folder, l->config->mode };
 
-        return corral_task_preflight (&share, 1, error) &&
-                               corral_task_check_workspace (l->config->image, l->config->memory_mib,
-                                                            l->config->vcpus, error)
+        return corral_task_preflight (&share, 1, l->config->image, l->config->memory_mib,
+                                      l->config->vcpus, error)
                        ? GINT_TO_POINTER (TRUE)
                        : NULL;
 }

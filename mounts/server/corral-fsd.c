@@ -526,14 +526,8 @@ control_handle (Fsd *d, const char *line, size_t len)
                 return reply;
         } else if (strcmp (op, "set-kept-space") == 0) {
                 /* {"mib": N}: 0 is the default (fs-server.h) */
-                const cJSON *mib = cJSON_GetObjectItemCaseSensitive (req, "mib");
-
-                if (cJSON_IsNumber (mib) && mib->valuedouble >= 0 &&
-                    mib->valuedouble <= FS_KEPT_SPACE_MAX_MIB &&
-                    mib->valuedouble == (double) (guint) mib->valuedouble)
-                        ok = fs_server_set_kept_space (d->server, (guint) mib->valuedouble, &error);
-                else
-                        ok = fs_server_set_kept_space (d->server, G_MAXUINT, &error);
+                ok = fs_server_set_kept_space_json (
+                        d->server, cJSON_GetObjectItemCaseSensitive (req, "mib"), &error);
         } else if (strcmp (op, "approved-delete") == 0 && name && path && id) {
                 ok = fs_server_approved_delete (d->server, name, path, id, &error);
         } else if (strcmp (op, "set-mode") == 0 && name) {

@@ -134,20 +134,27 @@ fold_key (const FsAuditRecord *rec)
         return g_string_free (key, FALSE);
 }
 
+/* A record's first members: when (UTC, milliseconds) and which part wrote it. */
+static cJSON *
+record_new (const char *source)
+{
+        g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
+        g_autofree char *time = g_date_time_format (now, "%Y-%m-%dT%H:%M:%S.%fZ");
+        cJSON *obj = cJSON_CreateObject ();
+
+        add_string (obj, "time", time);
+        add_string (obj, "source", source);
+        return obj;
+}
+
 void
 fs_audit_write_policy (FsAudit *a, const char *digest, const char *const *sources)
 {
-        g_autoptr (GDateTime) now = NULL;
-        g_autofree char *time = NULL;
         cJSON *obj, *list;
 
         if (!a || !a->log)
                 return;
-        now = g_date_time_new_now_utc ();
-        time = g_date_time_format (now, "%Y-%m-%dT%H:%M:%S.%fZ");
-        obj = cJSON_CreateObject ();
-        add_string (obj, "time", time);
-        add_string (obj, "source", "policy");
+        obj = record_new ("policy");
         add_string (obj, "digest", digest);
         list = cJSON_AddArrayToObject (obj, "sources");
         for (guint i = 0; sources && sources[i]; i++)
@@ -158,18 +165,13 @@ fs_audit_write_policy (FsAudit *a, const char *digest, const char *const *source
 void
 fs_audit_write (FsAudit *a, const FsAuditRecord *rec)
 {
-        g_autoptr (GDateTime) now = NULL;
-        g_autofree char *time = NULL, *key = NULL;
+        g_autofree char *key = NULL;
         cJSON *obj;
 
         if (!a || !a->log)
                 return;
 
-        now = g_date_time_new_now_utc ();
-        time = g_date_time_format (now, "%Y-%m-%dT%H:%M:%S.%fZ");
-        obj = cJSON_CreateObject ();
-        add_string (obj, "time", time);
-        add_string (obj, "source", "files");
+        obj = record_new ("files");
         add_string (obj, "share", rec->share);
         add_string (obj, "op", rec->op);
         add_string (obj, "path", rec->path);

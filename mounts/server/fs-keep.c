@@ -56,6 +56,19 @@ fs_server_set_kept_space (FsServer *s, guint mib, GError **error)
         return TRUE;
 }
 
+gboolean
+fs_server_set_kept_space_json (FsServer *s, const cJSON *item, GError **error)
+{
+        /* Range checked before the cast, which is undefined outside it; G_MAXUINT is refused. */
+        guint mib = cJSON_IsNumber (item) && item->valuedouble >= 0 &&
+                                    item->valuedouble <= FS_KEPT_SPACE_MAX_MIB &&
+                                    item->valuedouble == (double) (guint) item->valuedouble
+                            ? (guint) item->valuedouble
+                            : G_MAXUINT;
+
+        return fs_server_set_kept_space (s, mib, error);
+}
+
 guint
 fs_server_get_kept_space (FsServer *s)
 {

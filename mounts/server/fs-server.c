@@ -355,11 +355,7 @@ fs_server_load_shares_json (FsServer *s, const char *text, size_t len, GError **
                 return FALSE;
         }
         space = cJSON_GetObjectItemCaseSensitive (root, "kept_space_mib");
-        /* Range checked before the cast, which is undefined outside it. */
-        if (space && (!cJSON_IsNumber (space) || !(space->valuedouble >= 0) ||
-                      space->valuedouble > FS_KEPT_SPACE_MAX_MIB ||
-                      space->valuedouble != (double) (guint) space->valuedouble ||
-                      !fs_server_set_kept_space (s, (guint) space->valuedouble, error))) {
+        if (space && !fs_server_set_kept_space_json (s, space, error)) {
                 cJSON_Delete (root);
                 g_clear_error (error);
                 g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,

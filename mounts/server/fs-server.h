@@ -97,6 +97,9 @@ void fs_server_reset (FsServer *s);
  * change) for anything else. Copies already kept stay even beyond a lowered space; the next one
  * is then refused (or, outside rw-nodelete, not kept). */
 gboolean fs_server_set_kept_space (FsServer *s, guint mib, GError **error);
+/* The same from JSON (shares.json's "kept_space_mib", the control socket's "mib"): FALSE
+ * and no change unless item is a whole number that fs_server_set_kept_space() takes. */
+gboolean fs_server_set_kept_space_json (FsServer *s, const cJSON *item, GError **error);
 /* The space chosen, in MiB; 0 when it is the default. */
 guint fs_server_get_kept_space (FsServer *s);
 /* The bytes the copies in keep_dir count against that space (their blocks and one more each). */
