@@ -13,6 +13,11 @@ REMOTE_WHY=
 REMOTE_RUN=
 REMOTE_VIRTLOGD_PID=
 
+remote_virtlogd_answers() {
+	python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("/run/libvirt/virtlogd-sock")' \
+		2>/dev/null
+}
+
 remote_libvirtd_start() {
 	REMOTE_RUN=$1
 	local port
@@ -20,7 +25,7 @@ remote_libvirtd_start() {
 	command -v libvirtd >/dev/null && command -v virsh >/dev/null ||
 		{ REMOTE_WHY="libvirtd or virsh missing"; return 1; }
 	id libvirt-qemu >/dev/null 2>&1 || { REMOTE_WHY="no libvirt-qemu user (libvirt-daemon-system)"; return 1; }
-	pgrep -x libvirtd >/dev/null && { REMOTE_WHY="a libvirtd runs already"; return 1; }
+	pgrep -x -u 0 libvirtd >/dev/null && { REMOTE_WHY="a system libvirtd runs already"; return 1; }
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	cat >"$REMOTE_RUN/libvirtd.conf" <<EOF
 listen_tls = 0
@@ -31,9 +36,11 @@ auth_tcp = "none"
 unix_sock_dir = "$REMOTE_RUN"
 log_outputs = "3:file:$REMOTE_RUN/libvirtd.log"
 EOF
-	# What libvirtd needs is the socket: a virtlogd can outlive its socket (another one that was
-	# started and stopped removes it), and then QEMU cannot start.
-	if [ ! -S /run/libvirt/virtlogd-sock ]; then
+	# What libvirtd needs is a socket that answers: a virtlogd can outlive its socket (another one
+	# that was started and stopped removes it), and a socket can outlive its virtlogd (a killed
+	# one leaves it behind). Either way QEMU cannot start.
+	if ! remote_virtlogd_answers; then
+		rm -f /run/libvirt/virtlogd-sock
 		virtlogd -d -p "$REMOTE_RUN/virtlogd.pid" || { REMOTE_WHY="cannot start virtlogd"; return 1; }
 		for _ in $(seq 50); do [ -s "$REMOTE_RUN/virtlogd.pid" ] && break; sleep 0.1; done
 		REMOTE_VIRTLOGD_PID=$(cat "$REMOTE_RUN/virtlogd.pid" 2>/dev/null)
@@ -57,6 +64,11 @@ remote_libvirtd_stop() {
 		virsh -q -c "$REMOTE_URI" pool-undefine corral >/dev/null 2>&1
 		kill "$(cat "$REMOTE_RUN/libvirtd.pid")" 2>/dev/null
 	fi
-	[ -n "$REMOTE_VIRTLOGD_PID" ] && kill "$REMOTE_VIRTLOGD_PID" 2>/dev/null
+	if [ -n "$REMOTE_VIRTLOGD_PID" ] && kill "$REMOTE_VIRTLOGD_PID" 2>/dev/null; then
+		for _ in $(seq 50); do kill -0 "$REMOTE_VIRTLOGD_PID" 2>/dev/null || break; sleep 0.1; done
+		# Ours is gone: the socket it leaves would refuse the next one's QEMU.
+		remote_virtlogd_answers || rm -f /run/libvirt/virtlogd-sock
+	fi
+	REMOTE_VIRTLOGD_PID=
 	REMOTE_URI=
 }
