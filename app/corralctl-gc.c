@@ -5,6 +5,8 @@
 #include "corralctl-gc.h"
 
 #include "corral-image.h"
+#include "corral-policy.h"
+#include "corral-vm-host.h"
 #include "corral-vm-gc.h"
 #include "corral-vm-manager.h"
 #include "corralctl-opts.h"
@@ -61,6 +63,22 @@ corralctl_gc_main (int argc, char **argv)
                 total += item->bytes;
                 g_print ("%s %9s  %s  (%s)\n", dry_run ? "would remove" : "removed", size,
                          item->path, item->reason);
+        }
+        /* The audit logs kept after their VMs (audit.keepDays), once old enough. */
+        if (!dry_run) {
+                g_autoptr (CorralPolicy) policy = corral_policy_load_default (NULL);
+                CorralHostFacts facts;
+                g_autofree char *state = NULL, *vms = NULL, *archive = NULL;
+                g_auto (GStrv) removed = NULL;
+
+                corral_host_facts_probe (&facts, &state);
+                vms = g_build_filename (state, "vms", "x", NULL);
+                archive = corral_policy_audit_archive_dir (vms);
+                if (policy && corral_policy_audit_prune (policy, archive, &removed) > 0)
+                        for (guint i = 0; removed[i]; i++)
+                                g_print (_ ("removed audit logs %s (older than your "
+                                            "organisation keeps them, audit.keepDays)\n"),
+                                         removed[i]);
         }
         total_str = g_format_size (total);
         g_print ("%s %s in %u item%s\n", dry_run ? "would free" : "freed", total_str,

@@ -284,6 +284,23 @@ gboolean corral_policy_check_share (CorralPolicy *policy,
 /* Whether audit.copyTo names destination ("journal"): the task audit logs' copies. */
 gboolean corral_policy_audit_copies_to (CorralPolicy *policy, const char *destination);
 
+/* audit.keepDays (locked): a VM's audit logs outlive it. Where they are kept for the VM folder
+ * vm_dir (STATE/corral/vms/NAME): STATE/corral/audit. (transfer full) */
+char *corral_policy_audit_archive_dir (const char *vm_dir);
+
+/* Before vm_dir is removed: when policy locks audit.keepDays, or is NULL (it could not be read:
+ * it might), its audit logs (audit.jsonl, egress.jsonl) move to ARCHIVE/vm_name-STAMP/. FALSE
+ * when they cannot: then the folder must not be removed. Without the rule, TRUE and nothing
+ * moves. */
+gboolean corral_policy_audit_keep (CorralPolicy *policy,
+                                   const char *vm_dir,
+                                   const char *vm_name,
+                                   GError **error);
+
+/* Removes the kept logs in archive whose last line is older than the locked audit.keepDays
+ * (none without the rule); how many were removed, their folders in *removed (nullable). */
+guint corral_policy_audit_prune (CorralPolicy *policy, const char *archive, GStrv *removed);
+
 /* Every key, in table order, for `corralctl policy show --json`:
  *   {"digest": HEX, "sources": [FILE...], "settings": {"vm.maxVcpus": {"set": true,
  *    "value": 2, "locked": true, "sources": [FILE...]}, "vm.maxMemoryMib": {"set": false},

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-gc.h"
+
+#include "corral-policy.h"
 #include "corral-vm-private.h"
 
 #include "corral-vm-disk.h"
@@ -449,6 +451,15 @@ corral_gc_remove (const CorralGcItem *item, GError **error)
                 g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "%s: %s", parent,
                              g_strerror (errno));
                 return FALSE;
+        }
+        if (item->kind == CORRAL_GC_VM_DIR) {
+                /* The organisation's audit.keepDays: the audit logs outlive the VM folder. */
+                g_autoptr (CorralPolicy) policy = corral_policy_load_default (NULL);
+
+                if (!corral_policy_audit_keep (policy, item->path, base, error)) {
+                        close (fd);
+                        return FALSE;
+                }
         }
         ok = remove_tree (fd, base, item->path, error);
         close (fd);

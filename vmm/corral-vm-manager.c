@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-vm-manager.h"
+
+#include "corral-policy.h"
 #include "corral-shm.h"
 #include "corral-vm-private.h"
 
@@ -786,7 +788,14 @@ do_remove (CorralVmManager *self, virDomainPtr dom, GError **error)
                 /* QEMU leaves the shared-folder memory file behind (16 MiB of RAM in /dev/shm). */
                 g_autofree char *shm_name = corral_fs_shm_name (info->vm_dir);
                 g_autofree char *shm = g_build_filename ("/dev/shm", shm_name, NULL);
+                g_autoptr (CorralPolicy) policy = corral_policy_load_default (NULL);
+                g_autofree char *archive = corral_policy_audit_archive_dir (info->vm_dir);
+
                 unlink (shm);
+                /* The organisation's audit.keepDays: the audit logs outlive the VM. */
+                if (!corral_policy_audit_keep (policy, info->vm_dir, info->name, error))
+                        return FALSE;
+                corral_policy_audit_prune (policy, archive, NULL);
         }
         return remove_dir (info->vm_dir, error);
 }

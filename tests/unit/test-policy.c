@@ -1080,6 +1080,89 @@ test_fs_paths_accepted (void)
         }
 }
 
+static void
+write_logs (const char *vm_dir)
+{
+        g_autofree char *a = g_build_filename (vm_dir, "audit.jsonl", NULL);
+        g_autofree char *e = g_build_filename (vm_dir, "egress.jsonl", NULL);
+
+        g_assert_cmpint (g_mkdir_with_parents (vm_dir, 0700), ==, 0);
+        g_assert_true (g_file_set_contents (a, "{\"op\":\"write\"}\n", -1, NULL));
+        g_assert_true (g_file_set_contents (e, "{\"host\":\"pypi.org\"}\n", -1, NULL));
+}
+
+static void
+age (const char *dir, int days)
+{
+        g_autofree char *cmd = g_strdup_printf ("touch -d '%d days ago' '%s'/*.jsonl", days, dir);
+
+        g_assert_cmpint (system (cmd), ==, 0);
+}
+
+/* audit.keepDays (SECURITY.md M11): a removed VM's audit logs are kept, in
+ * STATE/corral/audit/NAME-STAMP/, and removed once older than the locked number of days; a
+ * default (unlocked) keeps nothing; an unreadable policy keeps them, to be safe. */
+static void
+test_audit_keep (void)
+{
+        g_autofree char *state = g_dir_make_tmp ("corral-audit-keep-XXXXXX", NULL);
+        g_autofree char *vm_dir = g_build_filename (state, "corral", "vms", "task-1", NULL);
+        g_autofree char *archive = corral_policy_audit_archive_dir (vm_dir);
+        g_autofree char *expected = g_build_filename (state, "corral", "audit", NULL);
+        g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", state);
+        g_autoptr (CorralPolicy) locked = parse_ok ("{\"audit\": {\"keepDays\": 30}}", NULL);
+        g_autoptr (CorralPolicy) unlocked =
+                parse_ok ("{\"audit\": {\"keepDays\": {\"value\": 30, \"locked\": false}}}", NULL);
+        g_autoptr (GError) error = NULL;
+        g_auto (GStrv) removed = NULL;
+        g_autoptr (GDir) d = NULL;
+        g_autofree char *kept = NULL, *log = NULL, *text = NULL;
+        const char *entry;
+
+        g_assert_cmpstr (archive, ==, expected);
+        /* Not asked: the logs go with the VM folder. */
+        write_logs (vm_dir);
+        g_assert_true (corral_policy_audit_keep (unlocked, vm_dir, "task-1", &error));
+        g_assert_no_error (error);
+        g_assert_false (g_file_test (archive, G_FILE_TEST_EXISTS));
+
+        /* Asked: both logs move out of the folder, whole. */
+        g_assert_true (corral_policy_audit_keep (locked, vm_dir, "task-1", &error));
+        g_assert_no_error (error);
+        d = g_dir_open (archive, 0, &error);
+        g_assert_no_error (error);
+        entry = g_dir_read_name (d);
+        g_assert_nonnull (entry);
+        g_assert_true (g_str_has_prefix (entry, "task-1-"));
+        kept = g_build_filename (archive, entry, NULL);
+        g_assert_null (g_dir_read_name (d));
+        log = g_build_filename (kept, "egress.jsonl", NULL);
+        g_assert_true (g_file_get_contents (log, &text, NULL, NULL));
+        g_assert_cmpstr (text, ==, "{\"host\":\"pypi.org\"}\n");
+        g_clear_pointer (&log, g_free);
+        log = g_build_filename (vm_dir, "audit.jsonl", NULL);
+        g_assert_false (g_file_test (log, G_FILE_TEST_EXISTS));
+
+        /* Younger than 30 days: kept; older: removed; without the rule nothing is removed. */
+        age (kept, 29);
+        g_assert_cmpuint (corral_policy_audit_prune (locked, archive, &removed), ==, 0);
+        g_assert_true (g_file_test (kept, G_FILE_TEST_IS_DIR));
+        g_clear_pointer (&removed, g_strfreev);
+        age (kept, 31);
+        g_assert_cmpuint (corral_policy_audit_prune (unlocked, archive, NULL), ==, 0);
+        g_assert_true (g_file_test (kept, G_FILE_TEST_IS_DIR));
+        g_assert_cmpuint (corral_policy_audit_prune (locked, archive, &removed), ==, 1);
+        g_assert_cmpstr (removed[0], ==, kept);
+        g_assert_false (g_file_test (kept, G_FILE_TEST_EXISTS));
+
+        /* The policy could not be read: it might have asked, so they are kept. */
+        write_logs (vm_dir);
+        g_assert_true (corral_policy_audit_keep (NULL, vm_dir, "task-1", &error));
+        g_assert_no_error (error);
+        g_assert_false (g_file_test (log, G_FILE_TEST_EXISTS));
+        g_assert_cmpint (system (cmd), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1107,6 +1190,7 @@ main (int argc, char **argv)
         g_test_add_func ("/policy/version", test_version);
         g_test_add_func ("/policy/to-json", test_to_json);
         g_test_add_func ("/policy/fs-paths-accepted", test_fs_paths_accepted);
+        g_test_add_func ("/policy/audit-keep", test_audit_keep);
 
         return g_test_run ();
 }
