@@ -5,8 +5,10 @@
 #include "corral-first-run.h"
 
 #include <glib/gi18n.h>
+#include <stdlib.h>
 
 #include "corral-llm.h"
+#include "corral-policy.h"
 #include "corral-secret-store.h"
 #include "corral-task-start.h"
 #include "corral-thread.h"
@@ -31,6 +33,8 @@ struct _CorralFirstRun {
         GtkWidget *folder_row;
         GtkWidget *folder_warning; /* a row: what sharing the home folder or "/" means */
         GtkWidget *policy_warning; /* a row: the policy that stops every start */
+        char *rules_for; /* the folder the organisation's rules were last read for */
+        gboolean folder_refused; /* the organisation does not let it be shared */
         GtkWidget *mode_group;
         GtkWidget *mode_checks[3]; /* by FsMode */
         GtkWidget *start_button;
@@ -239,7 +243,8 @@ on_provider_activated (CorralFirstRun *self)
 static void
 update_start (CorralFirstRun *self)
 {
-        gtk_widget_set_sensitive (self->start_button, self->folder != NULL);
+        gtk_widget_set_sensitive (self->start_button,
+                                  self->folder != NULL && !self->folder_refused);
 }
 
 /* A damaged managed policy stops every start (SECURITY.md M1): said on the folder step before
@@ -284,12 +289,116 @@ check_policy (CorralFirstRun *self)
                               g_object_ref (self));
 }
 
+/* What the organisation allows for the chosen folder (SECURITY.md M2), said on the step: the
+ * modes beyond its widest are greyed out, with the reason; a folder it does not let be shared
+ * at all says so. The task service decides again at Start. */
+static void update_folder_warning (CorralFirstRun *self, const char *refused);
+
+typedef struct {
+        gboolean shareable;
+        FsMode max_mode;
+        char *why; /* why it cannot be shared */
+} FolderRules;
+
+static void
+folder_rules_free (FolderRules *r)
+{
+        g_free (r->why);
+        g_free (r);
+}
+
+static gpointer
+folder_rules_read (gpointer data, GCancellable *cancellable, GError **error)
+{
+        FolderRules *r = g_new0 (FolderRules, 1);
+        g_autoptr (CorralPolicy) policy = corral_policy_load_default (NULL);
+        g_autoptr (GError) local = NULL;
+        g_autofree char *real = realpath (data, NULL);
+
+        r->shareable = TRUE;
+        r->max_mode = FS_MODE_RW;
+        /* A damaged policy is said by its own banner; a folder that is gone, at Start. */
+        if (!policy || !real)
+                return r;
+        if (!corral_policy_check_share (policy, real, FS_MODE_RO, &r->max_mode, &local)) {
+                r->shareable = FALSE;
+                r->why = g_strdup (local->message);
+        }
+        return r;
+}
+
+/* Whether mode gives no more than max (RO < RW_NODELETE < RW). */
+static gboolean
+mode_within (FsMode mode, FsMode max)
+{
+        static const int rank[] = { [FS_MODE_RO] = 0, [FS_MODE_RW_NODELETE] = 1, [FS_MODE_RW] = 2 };
+
+        return rank[mode] <= rank[max];
+}
+
+static void
+apply_folder_rules (CorralFirstRun *self, const FolderRules *r)
+{
+        FsMode chosen = corral_first_run_get_mode (self);
+        FsMode max = r && r->shareable ? r->max_mode : FS_MODE_RW;
+
+        for (FsMode m = FS_MODE_RO; m <= FS_MODE_RW_NODELETE; m++) {
+                GtkWidget *row =
+                        gtk_widget_get_ancestor (self->mode_checks[m], ADW_TYPE_ACTION_ROW);
+                gboolean ok = mode_within (m, max);
+                g_autofree char *why = NULL;
+
+                gtk_widget_set_sensitive (row, ok);
+                if (!ok)
+                        why = g_strdup_printf (_ ("%s Not for this folder: your organisation "
+                                                  "allows at most “%s”."),
+                                               fs_mode_explain (m), fs_mode_describe (max));
+                adw_action_row_set_subtitle (ADW_ACTION_ROW (row), ok ? fs_mode_explain (m) : why);
+        }
+        /* The widest the organisation allows, when the choice went beyond it. */
+        if (!mode_within (chosen, max))
+                corral_first_run_set_mode (self, max);
+        self->folder_refused = r && !r->shareable;
+        update_folder_warning (self, r && !r->shareable ? r->why : NULL);
+        update_start (self);
+}
+
+static void
+on_folder_rules (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        g_autoptr (CorralFirstRun) self = user_data;
+        g_autoptr (GError) error = NULL;
+        FolderRules *r = corral_run_in_thread_finish (res, &error);
+
+        if (!r)
+                return;
+        /* Still the folder it was read for (the person may have chosen another meanwhile). */
+        if (self->policy_warning && g_strcmp0 (self->folder, self->rules_for) == 0)
+                apply_folder_rules (self, r);
+        folder_rules_free (r);
+}
+
+static void
+read_folder_rules (CorralFirstRun *self)
+{
+        g_free (self->rules_for);
+        self->rules_for = g_strdup (self->folder);
+        apply_folder_rules (self, NULL);
+        if (!self->folder)
+                return;
+        corral_run_in_thread (folder_rules_read, g_strdup (self->folder), g_free,
+                              (GDestroyNotify) folder_rules_free, self->cancellable,
+                              on_folder_rules, g_object_ref (self));
+}
+
 /* Sharing the home folder or the whole computer is allowed; the person is told plainly what
  * the assistant will see. */
 static void
-update_folder_warning (CorralFirstRun *self)
+update_folder_warning (CorralFirstRun *self, const char *refused)
 {
-        const char *warning = self->folder ? corral_ui_folder_warning (self->folder) : NULL;
+        const char *warning = refused        ? refused
+                              : self->folder ? corral_ui_folder_warning (self->folder)
+                                             : NULL;
         GtkWidget *box = warning ? corral_ui_warning_new (warning) : NULL;
 
         if (box) {
@@ -407,6 +516,7 @@ corral_first_run_dispose (GObject *object)
         g_clear_object (&self->chooser);
         g_clear_object (&self->settings);
         g_clear_pointer (&self->folder, g_free);
+        g_clear_pointer (&self->rules_for, g_free);
         gtk_widget_dispose_template (GTK_WIDGET (object), CORRAL_TYPE_FIRST_RUN);
         G_OBJECT_CLASS (corral_first_run_parent_class)->dispose (object);
 }
@@ -502,8 +612,10 @@ corral_first_run_show_step (CorralFirstRun *self, const char *step)
 {
         g_return_if_fail (CORRAL_IS_FIRST_RUN (self));
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), step);
-        if (g_str_equal (step, "folder"))
+        if (g_str_equal (step, "folder")) {
                 check_policy (self);
+                read_folder_rules (self);
+        }
         focus_step (self);
         g_signal_emit (self, signals[SIGNAL_STEP_CHANGED], 0);
 }
@@ -524,8 +636,9 @@ corral_first_run_set_folder (CorralFirstRun *self, const char *path)
         self->folder = g_strdup (path);
         adw_action_row_set_subtitle (ADW_ACTION_ROW (self->folder_row),
                                      path ? path : _ ("None chosen yet"));
-        update_folder_warning (self);
+        update_folder_warning (self, NULL);
         update_start (self);
+        read_folder_rules (self);
 }
 
 const char *

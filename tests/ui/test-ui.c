@@ -1577,6 +1577,80 @@ test_policy_banner (Fixture *f, gconstpointer data)
         g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
 }
 
+static gboolean
+row_insensitive (gpointer data)
+{
+        void **args = data;
+        GtkWidget *check = ui_test_find (args[0], GTK_ACCESSIBLE_ROLE_CHECKBOX, args[1]);
+        GtkWidget *row;
+
+        if (!check)
+                check = ui_test_find (args[0], GTK_ACCESSIBLE_ROLE_RADIO, args[1]);
+        g_assert_nonnull (check);
+        row = gtk_widget_get_ancestor (check, ADW_TYPE_ACTION_ROW);
+        return row && !gtk_widget_get_sensitive (row);
+}
+
+static gboolean
+widget_sensitive (gpointer widget)
+{
+        return gtk_widget_get_sensitive (widget);
+}
+
+static gboolean
+widget_insensitive (gpointer widget)
+{
+        return !gtk_widget_get_sensitive (widget);
+}
+
+/* The folder step says what the organisation allows for the chosen folder (SECURITY.md M2):
+ * modes beyond its widest greyed out with the reason, the choice narrowed; a folder it does not
+ * let be shared named, and Start off. */
+static void
+test_policy_folder_modes (Fixture *f, gconstpointer data)
+{
+        g_autofree char *policy = g_build_filename (f->tmp, "managed.json", NULL);
+        g_autofree char *saved = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        g_autofree char *text = NULL, *real = realpath (f->tmp, NULL);
+        CorralFirstRun *fr = corral_window_get_first_run (f->window);
+        GtkWidget *win = GTK_WIDGET (f->window);
+        GtkWidget *start;
+
+        g_assert_true (g_file_set_contents (
+                policy, "{\"sharedFolders\": {\"maxMode\": \"rw-nodelete\"}}", -1, NULL));
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+        corral_first_run_show_step (fr, "folder");
+        corral_first_run_set_mode (fr, FS_MODE_RW);
+        corral_first_run_set_folder (fr, f->tmp);
+        g_assert_true (ui_test_wait (
+                row_insensitive, (void *[]){ win, (void *) fs_mode_describe (FS_MODE_RW) }, 5000));
+        g_assert_cmpint (corral_first_run_get_mode (fr), ==, FS_MODE_RW_NODELETE);
+        g_assert_false (row_insensitive (
+                (void *[]){ win, (void *) fs_mode_describe (FS_MODE_RW_NODELETE) }));
+        g_assert_false (
+                row_insensitive ((void *[]){ win, (void *) fs_mode_describe (FS_MODE_RO) }));
+        start = ui_test_find (win, GTK_ACCESSIBLE_ROLE_BUTTON, "Start");
+        g_assert_true (gtk_widget_get_sensitive (start));
+        ui_test_spin (200);
+        ui_test_screenshot (win, "24-policy-folder-modes");
+
+        /* A folder the organisation does not let be shared: said, and no Start. */
+        text = g_strdup_printf ("{\"sharedFolders\": {\"deniedFolders\": [\"%s\"]}}", real);
+        g_assert_true (g_file_set_contents (policy, text, -1, NULL));
+        corral_first_run_set_folder (fr, f->tmp);
+        g_assert_true (ui_test_wait (widget_insensitive, start, 5000));
+        ui_test_spin (200);
+        ui_test_screenshot (win, "25-policy-folder-denied");
+
+        /* No policy: every mode again. */
+        g_assert_true (g_file_set_contents (policy, "{}", -1, NULL));
+        corral_first_run_set_folder (fr, f->tmp);
+        g_assert_true (ui_test_wait (widget_sensitive, start, 5000));
+        g_assert_false (
+                row_insensitive ((void *[]){ win, (void *) fs_mode_describe (FS_MODE_RW) }));
+        g_setenv ("CORRAL_MANAGED_POLICY", saved ? saved : "", TRUE);
+}
+
 static void
 test_dark (Fixture *f, gconstpointer data)
 {
@@ -2493,6 +2567,7 @@ main (int argc, char **argv)
         ADD ("locked", test_locked);
         ADD ("policy-page", test_policy_page);
         ADD ("policy-banner", test_policy_banner);
+        ADD ("policy-folder-modes", test_policy_folder_modes);
         ADD ("dark", test_dark);
         ADD ("large-text", test_large_text);
         ADD ("close-pauses", test_close_pauses);
