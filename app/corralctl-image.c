@@ -1,5 +1,5 @@
-/* corralctl-image.c — `corralctl image build NAME | verify NAME | ls | keygen FILE |
- * sign NAME --key FILE | import DIR`.
+/* corralctl-image.c — `corralctl image build NAME | build --recipe FILE | verify NAME | ls |
+ * keygen FILE | sign NAME --key FILE | export NAME TAR | import DIR|TAR`.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -17,22 +17,27 @@
 #include <unistd.h>
 
 static const CorralctlCommand image_commands[] = {
-        { "build", N_ ("NAME"), 1,
-          N_ ("Build a guest image, or reuse the one built from the same inputs") },
+        { "build", N_ ("NAME | --recipe FILE"), 1,
+          N_ ("Build a guest image, or reuse the one built from the same inputs; with --recipe, "
+              "your organisation’s image"),
+          TRUE },
         { "verify", N_ ("NAME"), 1, N_ ("Check a built image against its manifest") },
         { "ls", "", 0, N_ ("List the built images") },
         { "keygen", N_ ("PRIVATE-KEY-FILE"), 1,
           N_ ("Make a key pair to sign your organisation’s images; prints the public key") },
         { "sign", N_ ("NAME"), 1, N_ ("Sign a built image’s manifest (with --key)") },
-        { "import", N_ ("DIR"), 1,
-          N_ ("Verify an image folder (and its signature, when the policy asks) and add it to "
-              "the images") },
+        { "export", N_ ("NAME TAR-FILE"), 2,
+          N_ ("Write a built image (with its signature) to one file, for image import") },
+        { "import", N_ ("DIR|TAR-FILE"), 1,
+          N_ ("Verify an image folder or exported file (and its signature, when the policy "
+              "asks) and add it to the images") },
 };
 
 static const char *
 image_footer (void)
 {
-        return _ ("NAME: minimal or standard. Images are kept in "
+        return _ ("NAME: minimal, standard, or the name of an image your organisation built "
+                  "from a recipe or imported. Images are kept in "
                   "${XDG_CACHE_HOME:-~/.cache}/corral/images.");
 }
 
@@ -85,7 +90,7 @@ print_image (const CorralImage *image)
 }
 
 static int
-cmd_build (const char *name, const char *agent)
+cmd_build (const char *name, const char *recipe, const char *agent)
 {
         g_autoptr (GCancellable) cancellable = g_cancellable_new ();
         BuildCtl b = { 0 };
@@ -96,8 +101,15 @@ cmd_build (const char *name, const char *agent)
         b.tty = isatty (STDERR_FILENO);
         sigint = g_unix_signal_add (SIGINT, interrupted_cb, cancellable);
         sigterm = g_unix_signal_add (SIGTERM, interrupted_cb, cancellable);
-        fprintf (stderr, "building the '%s' image...\n", name);
-        corral_image_build_async (name, agent, progress_cb, &b, cancellable, build_done, &b);
+        if (recipe) {
+                fprintf (stderr, "building the image of the recipe %s...\n", recipe);
+                corral_image_build_recipe_async (recipe, agent, progress_cb, &b, cancellable,
+                                                 build_done, &b);
+        } else {
+                fprintf (stderr, "building the '%s' image...\n", name);
+                corral_image_build_async (name, agent, progress_cb, &b, cancellable, build_done,
+                                          &b);
+        }
         g_main_loop_run (b.loop);
         g_source_remove (sigint);
         g_source_remove (sigterm);
@@ -109,7 +121,7 @@ cmd_build (const char *name, const char *agent)
                 g_error_free (b.error);
                 return CORRALCTL_EXIT_USAGE;
         }
-        fprintf (stderr, "image '%s' ready in %.1f s:\n", name,
+        fprintf (stderr, "image '%s' ready in %.1f s:\n", b.image->name,
                  (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC);
         print_image (b.image);
         corral_image_free (b.image);
@@ -203,6 +215,20 @@ cmd_sign (const char *name, const char *key)
 }
 
 static int
+cmd_export (const char *name, const char *tar)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralImage) image = NULL;
+
+        /* Only what verifies leaves: the archive is what the signature vouches for. */
+        if (!(image = corral_image_lookup (name, &error)) ||
+            !corral_image_export (image->dir, tar, &error))
+                return fail (error);
+        fprintf (stderr, _ ("Wrote the image “%s” (%s) to %s\n"), name, image->dir, tar);
+        return 0;
+}
+
+static int
 cmd_import (const char *dir)
 {
         g_autoptr (GError) error = NULL;
@@ -219,7 +245,12 @@ int
 corralctl_image_main (int argc, char **argv)
 {
         g_autofree char *agent = NULL, *key = NULL;
+        g_autofree char *recipe = NULL;
         const GOptionEntry build_entries[] = {
+                { "recipe", 0, 0, G_OPTION_ARG_FILENAME, &recipe,
+                  N_ ("Build your organisation’s image from this recipe: the standard image "
+                      "plus its Debian packages, files and CA certificates"),
+                  N_ ("FILE") },
                 { "agent", 0, 0, G_OPTION_ARG_FILENAME, &agent,
                   N_ ("The corral-agent to put in the image (default: the one that came with "
                       "corralctl)"),
@@ -258,15 +289,31 @@ corralctl_image_main (int argc, char **argv)
                 return cmd_keygen (argv[1]);
         if (g_str_equal (command->name, "import"))
                 return cmd_import (argv[1]);
+        if (g_str_equal (command->name, "build") && (argc == 2) == (recipe != NULL)) {
+                g_printerr (_ ("corralctl image build: give an image NAME or --recipe FILE (one "
+                               "of them)\n"));
+                return CORRALCTL_EXIT_USAGE;
+        }
+        if (recipe)
+                return cmd_build (NULL, recipe, agent);
         name = argv[1];
         if (!corral_image_name_is_valid (name)) {
-                g_printerr (_ ("corralctl image %s: “%s” is not an image name (minimal or "
-                               "standard)\n"),
+                g_printerr (_ ("corralctl image %s: “%s” is not an image name (lowercase "
+                               "letters, digits, - and _)\n"),
                             command->name, name);
                 return CORRALCTL_EXIT_USAGE;
         }
+        if (g_str_equal (command->name, "build") && !corral_image_is_builtin (name)) {
+                g_printerr (_ ("corralctl image build: Corral builds “minimal” and “standard”; "
+                               "your organisation’s image “%s” is built with --recipe FILE or "
+                               "added with image import\n"),
+                            name);
+                return CORRALCTL_EXIT_USAGE;
+        }
         if (g_str_equal (command->name, "build"))
-                return cmd_build (name, agent);
+                return cmd_build (name, NULL, agent);
+        if (g_str_equal (command->name, "export"))
+                return cmd_export (name, argv[2]);
         if (g_str_equal (command->name, "sign"))
                 return cmd_sign (name, key);
         return cmd_verify (name);

@@ -142,7 +142,8 @@ corralctl_command_parse (const char *group,
 
         if (!corralctl_options_parse (full, parameter, _ (command->summary), entries, argc, argv))
                 return FALSE;
-        if ((guint) *argc - 1 == command->n_args)
+        if ((guint) *argc - 1 == command->n_args ||
+            (command->fewer_args && (guint) *argc - 1 < command->n_args))
                 return TRUE;
         corralctl_usage_error (full, *parameter ? parameter : _ ("no arguments"));
         return FALSE;

@@ -44,12 +44,13 @@ gboolean corralctl_option_uint (const char *command,
 int corralctl_usage_error (const char *command, const char *parameter);
 
 /* A subcommand of a group ("vm", "share", "net", "image"): its name, its positional arguments
- * ("" for none; translatable, N_()), how many, and one sentence (N_()). */
+ * ("" for none; translatable, N_()), how many, one sentence (N_()), and whether fewer will do. */
 typedef struct {
         const char *name;
         const char *parameter;
         guint n_args;
         const char *summary;
+        gboolean fewer_args; /* 0 to n_args positional arguments, the command checks which */
 } CorralctlCommand;
 
 /* The group's usage: its commands, then footer (nullable, translated). Returns 0 when out is

@@ -550,7 +550,9 @@ corralctl_vm_main (int argc, char **argv)
         g_auto (VmOptions) o = { 0 };
         const GOptionEntry create_entries[] = {
                 { "image", 0, 0, G_OPTION_ARG_STRING, &o.image,
-                  N_ ("The guest image: minimal (the default) or standard"), N_ ("NAME") },
+                  N_ ("The guest image: minimal (the default, unless your organisation requires "
+                      "another), standard, or your organisation’s"),
+                  N_ ("NAME") },
                 { "memory", 0, 0, G_OPTION_ARG_STRING, &o.memory,
                   N_ ("Memory in MiB, 64 to 1048576 (default 512)"), N_ ("MIB") },
                 { "cpus", 0, 0, G_OPTION_ARG_STRING, &o.cpus,
@@ -596,6 +598,9 @@ corralctl_vm_main (int argc, char **argv)
         argv += words;
         if (!corralctl_command_parse ("vm", command, entries, &argc, &argv))
                 return EXIT_CTL;
+        /* No --image: the one the organisation requires, as the app does, else minimal. */
+        if (entries && !o.image)
+                o.image = corral_task_default_image (NULL);
         return run_vm_command (name, (const char *const *) argv + 1, &o);
 }
 

@@ -12,6 +12,7 @@
 #include "corral-preferences.h"
 #include "corral-shares.h"
 #include "corral-task-record.h"
+#include "corral-task-start.h"
 #include "corral-tasks-page.h"
 #include "corral-ui-util.h"
 
@@ -285,7 +286,9 @@ config_from_settings (CorralWindow *self, const char *folder, FsMode mode)
 
         config->folder = g_strdup (folder);
         config->mode = mode;
-        config->image = g_settings_get_string (self->settings, "image");
+        g_autofree char *chosen = g_settings_get_string (self->settings, "image");
+
+        config->image = corral_task_default_image (chosen);
         config->memory_mib = g_settings_get_uint (self->settings, "memory-mib");
         config->kept_space_mib = g_settings_get_uint (self->settings, "kept-space-mib");
         config->vcpus = g_settings_get_uint (self->settings, "vcpus");

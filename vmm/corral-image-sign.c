@@ -13,6 +13,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "corral-cjson.h"
@@ -226,20 +227,137 @@ remove_flat (const char *dir)
         g_rmdir (dir);
 }
 
-CorralImage *
-corral_image_import (const char *dir, GError **error)
+/* A member name corral_image_export writes: a plain file name. */
+static gboolean
+member_name_is_plain (const char *name)
 {
-        g_autoptr (CorralImage) checked = corral_image_load_dir (NULL, dir, error);
-        g_autofree char *cache = corral_image_cache_dir ();
-        g_autofree char *final = NULL, *tmp = NULL, *leaf = NULL;
+        if (!name[0] || g_str_equal (name, ".") || g_str_equal (name, "..") || strlen (name) > 128)
+                return FALSE;
+        for (const char *c = name; *c; c++)
+                if (!g_ascii_isalnum (*c) && *c != '.' && *c != '_' && *c != '-')
+                        return FALSE;
+        return TRUE;
+}
 
-        if (!checked)
+static gboolean
+run_tar (const char *const *argv, char **out, GError **error)
+{
+        g_autofree char *err = NULL;
+        int status = 0;
+
+        if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, out, &err,
+                           &status, error))
+                return FALSE;
+        if (!g_spawn_check_wait_status (status, NULL)) {
+                g_strstrip (err);
+                g_set_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_INVALID,
+                             _ ("tar failed: %s"), err[0] ? err : _ ("no message"));
+                return FALSE;
+        }
+        return TRUE;
+}
+
+/* Unpacks tar into the empty folder into, after checking that every member is a regular file
+ * with a plain name (tar -tv: type letter first, the name last). */
+static gboolean
+unpack_tar (const char *tar, const char *into, GError **error)
+{
+        const char *list[] = {
+                "tar",    "--list", "--verbose", "--numeric-owner", "--quoting-style=escape",
+                "--file", tar,      NULL
+        };
+        const char *extract[] = { "tar",    "--extract", "--no-same-owner", "--no-same-permissions",
+                                  "--file", tar,         "--directory",     into,
+                                  NULL };
+        g_autofree char *out = NULL;
+        g_auto (GStrv) lines = NULL;
+        guint n = 0;
+
+        if (!run_tar (list, &out, error))
+                return FALSE;
+        lines = g_strsplit (out, "\n", -1);
+        for (guint i = 0; lines[i]; i++) {
+                g_auto (GStrv) fields = NULL;
+
+                if (!lines[i][0])
+                        continue;
+                /* "-rw-r--r-- 0/0 SIZE DATE TIME NAME": six words, the name one of them */
+                const char *name = "";
+                guint nf = 0;
+
+                fields = g_strsplit_set (lines[i], " ", -1);
+                for (guint j = 0; fields[j]; j++)
+                        if (fields[j][0] && ++nf == 6)
+                                name = fields[j];
+                if (nf != 6)
+                        name = "";
+                /* tar -C DIR . writes "./" and "./NAME" */
+                if (lines[i][0] == 'd' && g_str_equal (name, "./"))
+                        continue;
+                if (g_str_has_prefix (name, "./"))
+                        name += 2;
+                if (lines[i][0] != '-' || !member_name_is_plain (name) || ++n > 16) {
+                        g_set_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_INVALID,
+                                     _ ("%s is not an image archive: it holds “%s”, and an image "
+                                        "is at most 16 plain files (corralctl image export)"),
+                                     tar, lines[i]);
+                        return FALSE;
+                }
+        }
+        return run_tar (extract, NULL, error);
+}
+
+CorralImage *
+corral_image_import (const char *path, GError **error)
+{
+        g_autoptr (CorralImage) checked = NULL;
+        g_autofree char *cache = corral_image_cache_dir ();
+        g_autofree char *final = NULL, *tmp = NULL, *leaf = NULL, *unpacked = NULL;
+        struct stat st;
+
+        if (stat (path, &st) == 0 && S_ISREG (st.st_mode)) {
+                unpacked = g_build_filename (cache, ".unpack-XXXXXX", NULL);
+                if (g_mkdir_with_parents (cache, 0700) < 0 || !g_mkdtemp_full (unpacked, 0700)) {
+                        g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno),
+                                     _ ("Cannot make a folder in %s: %s"), cache,
+                                     g_strerror (errno));
+                        return NULL;
+                }
+                if (!unpack_tar (path, unpacked, error)) {
+                        remove_flat (unpacked);
+                        return NULL;
+                }
+                checked = corral_image_load_dir (NULL, unpacked, error);
+        } else {
+                checked = corral_image_load_dir (NULL, path, error);
+        }
+        if (!checked) {
+                if (unpacked)
+                        remove_flat (unpacked);
                 return NULL;
+        }
         /* NAME-HEX, as the builders name theirs (scan_cache): the manifest's own hash. */
         leaf = g_strdup_printf ("%s-%.16s", checked->name, checked->manifest_sha256);
         final = g_build_filename (cache, leaf, NULL);
-        if (g_file_test (final, G_FILE_TEST_IS_DIR))
+        if (g_file_test (final, G_FILE_TEST_IS_DIR)) {
+                if (unpacked)
+                        remove_flat (unpacked);
                 return corral_image_load_dir (checked->name, final, error);
+        }
+        if (unpacked) {
+                /* Unpacked in the store already: verified there, moved into place. */
+                tmp = g_steal_pointer (&unpacked);
+                if (g_chmod (tmp, 0755) < 0 || g_rename (tmp, final) < 0) {
+                        int errsv = errno;
+
+                        remove_flat (tmp);
+                        g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                                     _ ("Cannot import the image into %s: %s"), final,
+                                     g_strerror (errsv));
+                        return NULL;
+                }
+                return corral_image_load_dir (checked->name, final, error);
+        }
         tmp = g_build_filename (cache, ".import-XXXXXX", NULL);
         if (g_mkdir_with_parents (cache, 0700) < 0 || !g_mkdtemp_full (tmp, 0755)) {
                 g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno),
@@ -258,6 +376,45 @@ corral_image_import (const char *dir, GError **error)
         }
         /* What was copied is what boots: verified again, from the copy. */
         return corral_image_load_dir (checked->name, final, error);
+}
+
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+        return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+gboolean
+corral_image_export (const char *dir, const char *tar_path, GError **error)
+{
+        static const char *const head[] = { "tar",        "--create",  "--numeric-owner",
+                                            "--owner=0",  "--group=0", "--mode=0644",
+                                            "--directory" };
+        g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+        g_autoptr (GDir) d = g_dir_open (dir, 0, error);
+        g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+        const char *name;
+
+        if (!d)
+                return FALSE;
+        while ((name = g_dir_read_name (d))) {
+                g_autofree char *path = g_build_filename (dir, name, NULL);
+                struct stat st;
+
+                if (lstat (path, &st) == 0 && S_ISREG (st.st_mode) && member_name_is_plain (name))
+                        g_ptr_array_add (names, g_strdup (name));
+        }
+        g_ptr_array_sort (names, compare_names);
+        for (guint i = 0; i < G_N_ELEMENTS (head); i++)
+                g_ptr_array_add (argv, g_strdup (head[i]));
+        g_ptr_array_add (argv, g_strdup (dir));
+        g_ptr_array_add (argv, g_strdup ("--file"));
+        g_ptr_array_add (argv, g_strdup (tar_path));
+        g_ptr_array_add (argv, g_strdup ("--"));
+        for (guint i = 0; i < names->len; i++)
+                g_ptr_array_add (argv, g_strdup (g_ptr_array_index (names, i)));
+        g_ptr_array_add (argv, NULL);
+        return run_tar ((const char *const *) argv->pdata, NULL, error);
 }
 
 char *

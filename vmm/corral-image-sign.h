@@ -38,10 +38,17 @@ char *corral_image_signature_check (const char *manifest,
                                     gsize signature_len,
                                     GError **error);
 
-/* Copies the image in dir (verified first: its manifest, its artifacts and, when the policy
+/* Copies the image in path (verified first: its manifest, its artifacts and, when the policy
  * asks, its signature) into the image store as NAME-SHA (SHA: the start of its manifest's
- * sha256), where corral_image_lookup finds it as the newest image of its name.
- * Regular files only; the copy is verified again before it is handed out. (transfer full) */
-CorralImage *corral_image_import (const char *dir, GError **error);
+ * sha256), where corral_image_lookup finds it as the newest image of its name. path is a
+ * folder, or a tar archive (corral_image_export) of plain files without folders: anything else
+ * in it (a link, a folder, a device, a name with "/") refuses the whole archive before a byte
+ * is unpacked. Regular files only; the copy is verified again before it is handed out.
+ * (transfer full) */
+CorralImage *corral_image_import (const char *path, GError **error);
+
+/* Writes the image in dir (its manifest, signature and artifacts: the regular files there) to
+ * a tar archive at tar_path, for corral_image_import on another computer. */
+gboolean corral_image_export (const char *dir, const char *tar_path, GError **error);
 
 G_END_DECLS

@@ -10,11 +10,13 @@
 #include "corral-policy.h"
 #include "corral-cjson.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +41,7 @@ corral_image_free (CorralImage *image)
         g_free (image->disk);
         g_free (image->cmdline);
         g_free (image->manifest_sha256);
+        g_free (image->stamp);
         g_free (image);
 }
 
@@ -57,6 +60,7 @@ corral_image_copy (const CorralImage *image)
         copy->disk = g_strdup (image->disk);
         copy->cmdline = g_strdup (image->cmdline);
         copy->manifest_sha256 = g_strdup (image->manifest_sha256);
+        copy->stamp = g_strdup (image->stamp);
         return copy;
 }
 
@@ -97,6 +101,12 @@ corral_image_name_is_valid (const char *name)
                         return FALSE;
         }
         return TRUE;
+}
+
+gboolean
+corral_image_is_builtin (const char *name)
+{
+        return g_strcmp0 (name, "minimal") == 0 || g_strcmp0 (name, "standard") == 0;
 }
 
 static gboolean
@@ -352,6 +362,80 @@ boot_artifact (const cJSON *boot,
         return TRUE;
 }
 
+static int
+compare_strings (gconstpointer a, gconstpointer b)
+{
+        return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* Every entry of the image folder, by name: what it is and when it last changed. A file
+ * rewritten, replaced, added or removed changes it (ctime cannot be set back). */
+static char *
+folder_stamp (int dirfd)
+{
+        g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+        g_autoptr (GString) out = g_string_new (NULL);
+        int fd = dup (dirfd);
+        DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+        struct dirent *e;
+
+        if (!d) {
+                if (fd >= 0)
+                        close (fd);
+                return g_strdup ("?");
+        }
+        rewinddir (d);
+        while ((e = readdir (d)))
+                if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0)
+                        g_ptr_array_add (names, g_strdup (e->d_name));
+        closedir (d);
+        g_ptr_array_sort (names, compare_strings);
+        for (guint i = 0; i < names->len; i++) {
+                const char *n = names->pdata[i];
+                struct stat st;
+
+                if (fstatat (dirfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        g_string_append_printf (out, "%s:-;", n);
+                        continue;
+                }
+                g_string_append_printf (out, "%s:%o:%ju:%ju:%jd:%jd.%09ld:%jd.%09ld;", n,
+                                        (unsigned) st.st_mode, (uintmax_t) st.st_dev,
+                                        (uintmax_t) st.st_ino, (intmax_t) st.st_size,
+                                        (intmax_t) st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                                        (intmax_t) st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+        }
+        return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+gboolean
+corral_image_recheck (const CorralImage *image, GError **error)
+{
+        g_autofree char *manifest_path = NULL, *stamp = NULL, *text = NULL, *sha = NULL;
+        g_autofd int dirfd = -1;
+        gsize len = 0;
+
+        g_return_val_if_fail (image != NULL, FALSE);
+        dirfd = open (image->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd >= 0)
+                stamp = folder_stamp (dirfd);
+        if (dirfd < 0 || !image->stamp || g_strcmp0 (stamp, image->stamp) != 0) {
+                g_autoptr (CorralImage) again =
+                        corral_image_load_dir (image->name, image->dir, error);
+
+                return again && g_strcmp0 (again->manifest_sha256, image->manifest_sha256) == 0;
+        }
+        manifest_path = g_build_filename (image->dir, "manifest.json", NULL);
+        if (!(text = read_manifest (dirfd, manifest_path, &len, &sha, error)))
+                return FALSE;
+        if (g_strcmp0 (sha, image->manifest_sha256) != 0) {
+                g_set_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_TAMPERED,
+                             "image '%s': its manifest changed since it was verified: %s",
+                             image->name, manifest_path);
+                return FALSE;
+        }
+        return check_signature (dirfd, image->name, text, len, error);
+}
+
 CorralImage *
 corral_image_load_dir (const char *name, const char *dir_in, GError **error)
 {
@@ -359,6 +443,7 @@ corral_image_load_dir (const char *name, const char *dir_in, GError **error)
         g_autofree char *manifest_path = NULL;
         g_autofree char *text = NULL;
         g_autofree char *manifest_sha = NULL;
+        g_autofree char *stamp = NULL;
         g_autoptr (cJSON) root = NULL;
         g_autoptr (CorralImage) image = NULL;
         g_autofd int dirfd = -1;
@@ -376,6 +461,8 @@ corral_image_load_dir (const char *name, const char *dir_in, GError **error)
                              "image directory %s: %s", dir, g_strerror (errno));
                 return NULL;
         }
+        /* Before anything is read: a file changed later differs from it (corral_image_recheck). */
+        stamp = folder_stamp (dirfd);
         text = read_manifest (dirfd, manifest_path, &len, &manifest_sha, error);
         if (text == NULL)
                 return NULL;
@@ -471,6 +558,7 @@ corral_image_load_dir (const char *name, const char *dir_in, GError **error)
                         return NULL;
                 }
         }
+        image->stamp = g_steal_pointer (&stamp);
         return g_steal_pointer (&image);
 }
 
@@ -560,10 +648,17 @@ corral_image_lookup (const char *name, GError **error)
                 return NULL;
         if (found->len == 0) {
                 g_autofree char *cache = corral_image_cache_dir ();
-                g_set_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_NOT_BUILT,
-                             "the '%s' image is not built (nothing in %s); run `corralctl image "
-                             "build %s`",
-                             name, cache, name);
+                if (corral_image_is_builtin (name))
+                        g_set_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_NOT_BUILT,
+                                     "the '%s' image is not built (nothing in %s); run "
+                                     "`corralctl image build %s`",
+                                     name, cache, name);
+                else
+                        g_set_error (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_NOT_BUILT,
+                                     "the image '%s' is not on this computer (nothing in %s): "
+                                     "import it with `corralctl image import FOLDER|TAR`, or "
+                                     "build it with `corralctl image build --recipe FILE`",
+                                     name, cache);
                 return NULL;
         }
         /* The newest one only: an older image is not a silent fallback for a tampered one. */
@@ -657,7 +752,8 @@ corral_image_find_builder (const char *name, GError **error)
 /* build ----------------------------------------------------------------------------------- */
 
 typedef struct {
-        char *name;
+        char *name; /* what the manifest must say, or NULL (a recipe's) */
+        char *label; /* the image or recipe, for messages */
         GSubprocess *proc;
         GDataInputStream *err;
         GDataInputStream *out;
@@ -684,6 +780,7 @@ build_free (gpointer p)
                 g_source_remove (b->kill_id);
         g_clear_object (&b->cancellable);
         g_free (b->name);
+        g_free (b->label);
         g_clear_object (&b->proc);
         g_clear_object (&b->err);
         g_clear_object (&b->out);
@@ -816,7 +913,7 @@ build_step_done (GTask *task)
                 return;
         if (g_cancellable_is_cancelled (b->cancellable)) {
                 g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                         "building the '%s' image was cancelled", b->name);
+                                         "building the '%s' image was cancelled", b->label);
                 g_object_unref (task);
                 return;
         }
@@ -825,7 +922,7 @@ build_step_done (GTask *task)
                 for (GList *l = b->tail.head; l != NULL; l = l->next)
                         g_string_append_printf (tail, "\n  %s", (char *) l->data);
                 g_task_return_new_error (task, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_BUILD,
-                                         "building the '%s' image failed (%s)%s%s", b->name,
+                                         "building the '%s' image failed (%s)%s%s", b->label,
                                          b->wait_error ? b->wait_error->message
                                                        : "the builder printed no image",
                                          tail->len ? "; the builder said:" : "", tail->str);
@@ -846,33 +943,29 @@ child_setup (gpointer data)
         setpgid (0, 0);
 }
 
-void
-corral_image_build_async (const char *name,
-                          const char *agent_path,
-                          CorralImageProgressFunc progress,
-                          gpointer progress_data,
-                          GCancellable *cancellable,
-                          GAsyncReadyCallback callback,
-                          gpointer user_data)
+/* Runs BUILDER (with --recipe RECIPE when given) for the image LABEL names in messages; NAME is
+ * what its manifest must say, or NULL for a recipe's own name. */
+static void
+build_spawn (GTask *task,
+             const char *label,
+             const char *name,
+             const char *builder,
+             const char *recipe,
+             const char *agent_path,
+             CorralImageProgressFunc progress,
+             gpointer progress_data,
+             GCancellable *cancellable)
 {
-        GTask *task = g_task_new (NULL, cancellable, callback, user_data);
         g_autoptr (GSubprocessLauncher) launcher = NULL;
         g_autoptr (GError) error = NULL;
-        g_autofree char *builder = NULL;
         Build *b;
 
-        g_task_set_source_tag (task, corral_image_build_async);
-        builder = corral_image_find_builder (name, &error);
-        if (builder == NULL) {
-                g_task_return_error (task, g_steal_pointer (&error));
-                g_object_unref (task);
-                return;
-        }
         if (agent_path == NULL || agent_path[0] == '\0')
                 agent_path = corral_paths_helper (CORRAL_HELPER_AGENT);
 
         b = g_new0 (Build, 1);
         b->name = g_strdup (name);
+        b->label = g_strdup (label);
         b->progress = progress;
         b->progress_data = progress_data;
         b->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
@@ -889,7 +982,8 @@ corral_image_build_async (const char *name,
         b->proc = g_subprocess_launcher_spawn (launcher, &error, builder, "--agent", agent_path,
                                                "--fs", corral_paths_helper (CORRAL_HELPER_FS),
                                                "--netproxy",
-                                               corral_paths_helper (CORRAL_HELPER_NETPROXY), NULL);
+                                               corral_paths_helper (CORRAL_HELPER_NETPROXY),
+                                               recipe ? "--recipe" : NULL, recipe, NULL);
         if (b->proc == NULL) {
                 g_task_return_new_error (task, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_BUILD,
                                          "cannot run %s: %s", builder, error->message);
@@ -906,6 +1000,73 @@ corral_image_build_async (const char *name,
         g_data_input_stream_read_line_async (b->err, G_PRIORITY_DEFAULT, NULL, read_err_cb, task);
         g_data_input_stream_read_line_async (b->out, G_PRIORITY_DEFAULT, NULL, read_out_cb, task);
         g_subprocess_wait_check_async (b->proc, NULL, wait_cb, task);
+}
+
+void
+corral_image_build_async (const char *name,
+                          const char *agent_path,
+                          CorralImageProgressFunc progress,
+                          gpointer progress_data,
+                          GCancellable *cancellable,
+                          GAsyncReadyCallback callback,
+                          gpointer user_data)
+{
+        GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+        g_autoptr (GError) error = NULL;
+        g_autofree char *builder = NULL;
+
+        g_task_set_source_tag (task, corral_image_build_async);
+        if (!check_name (name, &error)) {
+                g_task_return_error (task, g_steal_pointer (&error));
+                g_object_unref (task);
+                return;
+        }
+        /* An organisation's image (imported, or built from its recipe) has no builder of its
+         * name: it is used as it is, verified like any other. */
+        if (!corral_image_is_builtin (name)) {
+                CorralImage *image = corral_image_lookup (name, &error);
+
+                if (image)
+                        g_task_return_pointer (task, image, (GDestroyNotify) corral_image_free);
+                else
+                        g_task_return_error (task, g_steal_pointer (&error));
+                g_object_unref (task);
+                return;
+        }
+        builder = corral_image_find_builder (name, &error);
+        if (builder == NULL) {
+                g_task_return_error (task, g_steal_pointer (&error));
+                g_object_unref (task);
+                return;
+        }
+        build_spawn (task, name, name, builder, NULL, agent_path, progress, progress_data,
+                     cancellable);
+}
+
+void
+corral_image_build_recipe_async (const char *recipe,
+                                 const char *agent_path,
+                                 CorralImageProgressFunc progress,
+                                 gpointer progress_data,
+                                 GCancellable *cancellable,
+                                 GAsyncReadyCallback callback,
+                                 gpointer user_data)
+{
+        GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+        g_autoptr (GError) error = NULL;
+        g_autofree char *builder = NULL;
+        g_autofree char *base = NULL;
+
+        g_task_set_source_tag (task, corral_image_build_async);
+        builder = corral_image_find_builder ("standard", &error);
+        if (builder == NULL) {
+                g_task_return_error (task, g_steal_pointer (&error));
+                g_object_unref (task);
+                return;
+        }
+        base = g_path_get_basename (recipe);
+        build_spawn (task, base, NULL, builder, recipe, agent_path, progress, progress_data,
+                     cancellable);
 }
 
 CorralImage *

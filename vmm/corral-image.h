@@ -39,6 +39,7 @@ typedef struct {
         char *disk; /* qcow2 base image (absolute) or NULL; never write it: overlay */
         char *cmdline; /* kernel command line to boot with */
         char *manifest_sha256; /* sha256 of manifest.json as verified */
+        char *stamp; /* the image folder's files as verified (corral_image_recheck) */
 } CorralImage;
 
 void corral_image_free (CorralImage *image);
@@ -51,8 +52,17 @@ char *corral_image_cache_dir (void);
 /* TRUE for a valid image name: 1-64 of [a-z0-9_-], starting with a letter or digit. */
 gboolean corral_image_name_is_valid (const char *name);
 
+/* TRUE for Corral's own images, which have a builder: "minimal" and "standard". Any other name
+ * is an organisation's image, imported or built from its recipe. */
+gboolean corral_image_is_builtin (const char *name);
+
 /* The newest built image NAME, verified against its manifest. */
 CorralImage *corral_image_lookup (const char *name, GError **error);
+
+/* Whether image, verified earlier and kept (a workspace made ready ahead), may still be used:
+ * its folder's files are the ones verified (device, inode, size, times), else it is verified
+ * again in full; and the organisation's policy, read again, still trusts its signature (M9). */
+gboolean corral_image_recheck (const CorralImage *image, GError **error);
 
 /* Load and verify the image in DIR (its manifest must say it is NAME; NAME may be NULL). */
 CorralImage *corral_image_load_dir (const char *name, const char *dir, GError **error);
@@ -65,7 +75,8 @@ char *corral_image_find_builder (const char *name, GError **error);
 /* FRACTION in [0, 1] (or < 0 when unknown), TEXT the builder's step line without "[k/n] ". */
 typedef void (*CorralImageProgressFunc) (double fraction, const char *text, gpointer user_data);
 
-/* Run the builder of NAME (it reuses a cached image when nothing changed). AGENT_PATH is the
+/* Run the builder of NAME (it reuses a cached image when nothing changed); an organisation's
+ * image (!corral_image_is_builtin) is not built but looked up (corral_image_lookup). AGENT_PATH is the
  * corral-agent binary to put in the image (NULL: corral_paths_helper's); corral-fs and
  * corral-netproxy come from corral_paths_helper. PROGRESS is called in the
  * calling thread's main context for every "[k/n] ..." line. Cancelling kills the builder. */
@@ -76,6 +87,16 @@ void corral_image_build_async (const char *name,
                                GCancellable *cancellable,
                                GAsyncReadyCallback callback,
                                gpointer user_data);
+/* An organisation's image from RECIPE (a JSON file; guest-image/standard/README.md, "Recipes"):
+ * the standard builder with --recipe, named as the recipe says. Otherwise as above; finish with
+ * corral_image_build_finish. */
+void corral_image_build_recipe_async (const char *recipe,
+                                      const char *agent_path,
+                                      CorralImageProgressFunc progress,
+                                      gpointer progress_data,
+                                      GCancellable *cancellable,
+                                      GAsyncReadyCallback callback,
+                                      gpointer user_data);
 /* The built (or cached) image, loaded with corral_image_load_dir: its manifest verified. */
 CorralImage *corral_image_build_finish (GAsyncResult *result, GError **error);
 

@@ -242,9 +242,15 @@ corral_launch_error_explain (const GError *error, char **ret_title, char **ret_h
                 title = _ ("Your Organisation Does Not Trust This Image");
                 hint = _ ("Ask your IT department for the image they signed, and import it with "
                           "corralctl image import.");
+        } else if (g_error_matches (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_NOT_BUILT)) {
+                /* Only an organisation's image: Corral builds its own. */
+                title = _ ("The Workspace Image Is Not on This Computer");
+                hint = _ ("Ask your IT department for it, and import it with corralctl image "
+                          "import.");
         } else if (g_error_matches (error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_TAMPERED)) {
                 title = _ ("The Workspace Image Was Changed");
-                hint = _ ("Remove it in Preferences → Workspace; Corral builds a fresh one.");
+                hint = _ ("Remove it in Preferences → Workspace; Corral builds a fresh one (or "
+                          "import your organisation’s again).");
         } else if (g_error_matches (error, CORRAL_VM_ERROR, CORRAL_VM_ERROR_NO_SUCH_VM)) {
                 title = _ ("This Task’s Workspace Is Gone");
                 hint = _ ("Its workspace was removed and Corral has no record of how it was "

@@ -186,6 +186,20 @@ corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, G
         return policy && workspace_allowed (policy, image, memory_mib, vcpus, error);
 }
 
+char *
+corral_task_default_image (const char *chosen)
+{
+        g_autoptr (CorralPolicy) policy = corral_policy_load_default (NULL);
+        const char *required = NULL;
+        CorralPolicySetting how;
+
+        /* A damaged policy stops the start in corral_task_preflight, with its reason. */
+        if (policy && corral_policy_get_string (policy, "images.required", &required, &how) &&
+            how.locked)
+                return g_strdup (required);
+        return g_strdup (chosen ? chosen : "minimal");
+}
+
 gboolean
 corral_task_check_shares (const CorralTaskShare *shares, gsize n_shares, GError **error)
 {

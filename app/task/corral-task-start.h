@@ -67,6 +67,10 @@ gboolean corral_task_preflight (const CorralTaskShare *shares,
 gboolean
 corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, GError **error);
 
+/* The image a new workspace uses when the person chose chosen (NULL: none, "minimal"): the
+ * image the organisation requires (images.required, locked), else chosen. (transfer full) */
+char *corral_task_default_image (const char *chosen);
+
 /* What a new workspace is made from. */
 typedef struct {
         const char *name; /* the VM's name */

@@ -356,6 +356,7 @@ corral_warm_workspace_wait_finish (CorralWarmWorkspace *self,
                                    CorralVmPool **ret_pool,
                                    GError **error)
 {
+        g_autoptr (GError) local = NULL;
         Waiter *w;
 
         g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
@@ -369,6 +370,13 @@ corral_warm_workspace_wait_finish (CorralWarmWorkspace *self,
         /* A preparation replaced meanwhile (other values) was cancelled: nothing from it. */
         if (!w->prep || !w->prep->image || g_cancellable_is_cancelled (w->prep->cancellable))
                 return TRUE;
+        /* Checked ahead, maybe long ago: still the files verified, still trusted (a changed
+         * one is left to the start, which verifies it in full and says what is wrong). */
+        if (!corral_image_recheck (w->prep->image, &local)) {
+                g_message ("The workspace image made ready ahead is not used: %s", local->message);
+                g_clear_pointer (&w->prep->image, corral_image_free);
+                return TRUE;
+        }
         *ret_built = corral_image_copy (w->prep->image);
         if (w->prep->pool && corral_vm_pool_get_n_ready (w->prep->pool) > 0)
                 *ret_pool = g_object_ref (w->prep->pool);

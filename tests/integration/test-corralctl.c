@@ -510,7 +510,7 @@ test_subcommand_options (void)
                 { { "net", "allow", "vm1" }, "net allow: expected VM HOST[:PORT]" },
                 { { "net", "ls", "vm1", "--bogus" }, "Unknown option --bogus" },
                 { { "image", "verify", "../x" }, "is not an image name" },
-                { { "image", "build" }, "image build: expected NAME" },
+                { { "image", "build" }, "image build: give an image NAME or --recipe FILE" },
                 { { "gc", "now" }, "gc: expected no arguments" },
         };
         static const char *const groups[] = { "vm", "share", "net", "image" };
@@ -1025,6 +1025,130 @@ test_image_signing (void)
         ctl_clear (&tampered);
 }
 
+static void
+sh_ok (const char *cmd)
+{
+        g_test_message ("%s", cmd);
+        g_assert_cmpint (system (cmd), ==, 0);
+}
+
+/* The image archive (SECURITY.md M10): `image export` writes an imported image to one file that
+ * `image import` on another account takes; an archive holding anything but plain files (a
+ * link, a folder, a name with "..", too many files) is refused before a byte is unpacked,
+ * and nothing is left in the image store. */
+static void
+test_image_archive (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("corralctl-archive-XXXXXX", NULL);
+        g_autofree char *src = g_build_filename (dir, "src", NULL);
+        g_autofree char *tar = g_build_filename (dir, "acme.tar", NULL);
+        g_autofree char *cache1 = g_strconcat ("XDG_CACHE_HOME=", dir, "/it", NULL);
+        g_autofree char *cache2 = g_strconcat ("XDG_CACHE_HOME=", dir, "/workstation", NULL);
+        g_autofree char *store = g_build_filename (dir, "workstation", "corral", "images", NULL);
+        g_autofree char *victim = g_build_filename (dir, "victim", NULL);
+        g_autofree char *cmd = NULL, *content = NULL;
+        const char *env1[] = { cache1, "CORRAL_MANAGED_POLICY=/nonexistent", NULL };
+        const char *env2[] = { cache2, "CORRAL_MANAGED_POLICY=/nonexistent", NULL };
+        const char *rm[] = { "rm", "-rf", dir, NULL };
+        static const char *const evil[][2] = {
+                { "link", "ln -sf ../victim vmlinuz && tar -cf ../evil.tar vmlinuz manifest.json" },
+                { "folder", "mkdir sub && cp manifest.json sub/ && tar -cf ../evil.tar sub" },
+                { "dotdot", "tar -cf ../evil.tar ../src/manifest.json" },
+                { "hardlink", "ln manifest.json m2 && tar -cf ../evil.tar manifest.json m2" },
+                { "many", "for i in $(seq 20); do echo > f$i; done && tar -cf ../evil.tar f*" },
+                { "spaces", "echo > 'a b' && tar -cf ../evil.tar 'a b'" },
+        };
+        Ctl import, exported, imported, verify;
+
+        fake_image (src, "acme");
+        ctl_env = env1;
+        import = run_ctl (NULL, NULL, "image", "import", src, NULL);
+        g_assert_cmpint (import.status, ==, 0);
+        exported = run_ctl (NULL, NULL, "image", "export", "acme", tar, NULL);
+        g_assert_cmpint (exported.status, ==, 0);
+        ctl_env = env2;
+        imported = run_ctl (NULL, NULL, "image", "import", tar, NULL);
+        g_assert_cmpint (imported.status, ==, 0);
+        verify = run_ctl (NULL, NULL, "image", "verify", "acme", NULL);
+        g_assert_cmpint (verify.status, ==, 0);
+        g_assert_true (g_str_has_prefix (verify.out, store));
+
+        g_assert_true (g_file_set_contents (victim, "untouched", -1, NULL));
+        for (guint i = 0; i < G_N_ELEMENTS (evil); i++) {
+                g_autofree char *evil_dir = g_build_filename (dir, "evil", NULL);
+                Ctl refused;
+
+                g_test_message ("archive with %s", evil[i][0]);
+                cmd = g_strdup_printf ("rm -rf '%s' && cp -r '%s' '%s' && cd '%s' && %s", evil_dir,
+                                       src, evil_dir, evil_dir, evil[i][1]);
+                sh_ok (cmd);
+                g_clear_pointer (&cmd, g_free);
+                cmd = g_build_filename (dir, "evil.tar", NULL);
+                refused = run_ctl (NULL, NULL, "image", "import", cmd, NULL);
+                g_clear_pointer (&cmd, g_free);
+                g_assert_cmpint (refused.status, ==, 125);
+                g_assert_nonnull (strstr (refused.err, "is not an image archive"));
+                ctl_clear (&refused);
+                /* Only the image imported above is in the store: nothing unpacked is left. */
+                cmd = g_strdup_printf ("test $(ls -A '%s' | wc -l) = 1", store);
+                sh_ok (cmd);
+                g_clear_pointer (&cmd, g_free);
+        }
+        g_assert_true (g_file_get_contents (victim, &content, NULL, NULL));
+        g_assert_cmpstr (content, ==, "untouched");
+
+        ctl_env = NULL;
+        g_assert_true (g_spawn_sync (NULL, (char **) rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                     NULL, NULL, NULL, NULL));
+        ctl_clear (&import);
+        ctl_clear (&exported);
+        ctl_clear (&imported);
+        ctl_clear (&verify);
+}
+
+/* A recipe (guest-image/standard/README.md, "Recipes") is checked before anything is built:
+ * an unknown key, Corral's own image names, a file among Corral's own, a path with "..", a
+ * certificate that is not one, each refused with the reason. */
+static void
+test_image_recipe_refused (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("corralctl-recipe-XXXXXX", NULL);
+        g_autofree char *recipe = g_build_filename (dir, "recipe.json", NULL);
+        g_autofree char *cache = g_strconcat ("XDG_CACHE_HOME=", dir, NULL);
+        const char *env[] = { cache, NULL };
+        const char *rm[] = { "rm", "-rf", dir, NULL };
+        static const char *const bad[][2] = {
+                { "{\"name\": \"acme\", \"pkgs\": []}", "unknown key 'pkgs'" },
+                { "{\"name\": \"standard\"}", "is Corral's own image" },
+                { "{\"name\": \"Acme Corp\"}", "\"name\" must be" },
+                { "{\"name\": \"acme\", \"files\": [{\"path\": \"/etc/corral/managed.json\", "
+                  "\"content\": \"{}\"}]}",
+                  "is Corral's own" },
+                { "{\"name\": \"acme\", \"files\": [{\"path\": \"/etc/../root/x\", "
+                  "\"content\": \"\"}]}",
+                  "bad path" },
+                { "{\"name\": \"acme\", \"ca_certificates\": [\"recipe.json\"]}",
+                  "has no PEM certificate" },
+                { "{\"name\": \"acme\", \"packages\": [\"jq; rm -rf /\"]}",
+                  "Debian package names" },
+        };
+
+        ctl_env = env;
+        for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+                Ctl refused;
+
+                g_assert_true (g_file_set_contents (recipe, bad[i][0], -1, NULL));
+                refused = run_ctl (NULL, NULL, "image", "build", "--recipe", recipe, NULL);
+                g_test_message ("%s -> %s", bad[i][0], refused.err);
+                g_assert_cmpint (refused.status, ==, 125);
+                g_assert_nonnull (strstr (refused.err, bad[i][1]));
+                ctl_clear (&refused);
+        }
+        ctl_env = NULL;
+        g_assert_true (g_spawn_sync (NULL, (char **) rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                     NULL, NULL, NULL, NULL));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1049,6 +1173,8 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
         g_test_add_func ("/corralctl/policy", test_policy);
         g_test_add_func ("/corralctl/image-signing", test_image_signing);
+        g_test_add_func ("/corralctl/image-archive", test_image_archive);
+        g_test_add_func ("/corralctl/image-recipe-refused", test_image_recipe_refused);
 
         return g_test_run ();
 }

@@ -121,7 +121,9 @@ assert_same_start (gboolean as_nobody,
         g_autofree char *ctl =
                 g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "app", "corralctl", NULL);
         g_autofree char *spec = g_strdup_printf ("%s:%s", folder, mode);
-        const char *ctl_argv[] = { ctl, "vm", "create", "same-start", "--share", spec, NULL };
+        /* The image the launcher's person chose (launcher_main): the one asked for, both ways. */
+        const char *ctl_argv[] = { ctl,  "vm",      "create",  "same-start", "--share",
+                                   spec, "--image", "minimal", NULL };
         const char *app_argv[] = { self_path, "--launcher", folder, mode, NULL };
         Run cli = run (as_nobody, env, ctl_argv);
         Run app = run (as_nobody, env, app_argv);
@@ -266,6 +268,21 @@ test_policy_blocks (Fixture *f, gconstpointer data)
         use_policy (f, "{\"images\": {\"required\": \"standard\"}}");
         assert_same_start (FALSE, f->env, folder, "ro", "Your Organisation Does Not Allow This",
                            "must use the workspace image “standard”");
+        /* Without --image, corralctl takes the required image, as the window does: no refusal,
+         * the start goes on to libvirt. */
+        {
+                g_autofree char *ctl =
+                        g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "app", "corralctl", NULL);
+                g_autofree char *spec = g_strdup_printf ("%s:ro", folder);
+                const char *ctl_argv[] = {
+                        ctl, "vm", "create", "same-start", "--share", spec, NULL
+                };
+                Run cli = run (FALSE, f->env, ctl_argv);
+
+                g_assert_null (strstr (cli.err, "must use the workspace image"));
+                g_assert_nonnull (strstr (cli.err, "nowhere"));
+                run_clear (&cli);
+        }
         use_policy (f, "{\"images\": {\"allowed\": [\"standard\"]}}");
         assert_same_start (FALSE, f->env, folder, "ro", "Your Organisation Does Not Allow This",
                            "minimal is not allowed (set by your organisation)");

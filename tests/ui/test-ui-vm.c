@@ -16,7 +16,9 @@
 #define G_SETTINGS_ENABLE_BACKEND
 #include <gio/gsettingsbackend.h>
 #include <glib/gstdio.h>
+#include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "corral-resources.h"
 #include "corral-shares.h"
@@ -499,6 +501,238 @@ test_real_session (void)
         g_assert_cmpint (system (cmd), ==, 0);
 }
 
+/* corralctl ARGS… with this process's environment; its stdout (stripped), or NULL when it
+ * failed (its stderr then in *err). */
+static char *
+ctl (char **err, ...)
+{
+        g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+        g_autofree char *path =
+                g_build_filename (g_getenv ("CORRAL_BUILD_DIR"), "app", "corralctl", NULL);
+        g_autofree char *out = NULL, *stderr_text = NULL;
+        g_autoptr (GError) error = NULL;
+        const char *arg;
+        int status = 0;
+        va_list ap;
+
+        g_ptr_array_add (argv, path);
+        va_start (ap, err);
+        while ((arg = va_arg (ap, const char *)))
+                g_ptr_array_add (argv, (gpointer) arg);
+        va_end (ap);
+        g_ptr_array_add (argv, NULL);
+        g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, 0, NULL, NULL, &out,
+                                     &stderr_text, &status, &error));
+        g_test_message ("corralctl %s: %s", (char *) argv->pdata[1], stderr_text);
+        if (err)
+                *err = g_strdup (stderr_text);
+        if (!g_spawn_check_wait_status (status, NULL))
+                return NULL;
+        return g_strdup (g_strstrip (out));
+}
+
+static void
+sh (const char *fmt, ...)
+{
+        g_autofree char *cmd = NULL;
+        va_list ap;
+
+        va_start (ap, fmt);
+        cmd = g_strdup_vprintf (fmt, ap);
+        va_end (ap);
+        g_assert_cmpint (system (cmd), ==, 0);
+}
+
+/* The text of the first visible label under root that contains needle. */
+static const char *
+label_containing (GtkWidget *root, const char *needle)
+{
+        if (!gtk_widget_get_visible (root) || !gtk_widget_get_child_visible (root))
+                return NULL;
+        if (GTK_IS_LABEL (root) && strstr (gtk_label_get_text (GTK_LABEL (root)), needle))
+                return gtk_label_get_text (GTK_LABEL (root));
+        for (GtkWidget *c = gtk_widget_get_first_child (root); c;
+             c = gtk_widget_get_next_sibling (c)) {
+                const char *found = label_containing (c, needle);
+                if (found)
+                        return found;
+        }
+        return NULL;
+}
+
+static gboolean
+start_failed_with (gpointer data)
+{
+        void **args = data;
+
+        return corral_starting_page_get_failed (corral_window_get_starting_page (args[0])) &&
+               ui_test_find (args[0], GTK_ACCESSIBLE_ROLE_GROUP, args[1]) != NULL;
+}
+
+/* IT's whole path (README, "For IT departments"): an image built from a recipe (the standard
+ * image plus a Debian package, a file and a CA certificate), signed, exported; on the
+ * workstation a policy that requires it and trusts only that key; imported; a task started in
+ * the app runs in it. A copy changed after signing is refused, by import and by the app. */
+static void
+test_organisation_image (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralFakeLlmServer) fake = corral_fake_llm_server_new (0, &error);
+        g_autoptr (GSettingsBackend) backend = g_memory_settings_backend_new ();
+        g_autoptr (GSettings) settings = NULL;
+        g_autoptr (CorralVmLauncher) launcher = corral_vm_launcher_new ();
+        g_autofree char *tmp = g_dir_make_tmp ("corral-org-image-XXXXXX", NULL);
+        g_autofree char *folder = g_build_filename (tmp, "Projects", NULL);
+        g_autofree char *recipe = g_build_filename (tmp, "acme.json", NULL);
+        g_autofree char *key = g_build_filename (tmp, "signing-key.pem", NULL);
+        g_autofree char *tar = g_build_filename (tmp, "acme-test.tar", NULL);
+        g_autofree char *bad_tar = g_build_filename (tmp, "acme-test-changed.tar", NULL);
+        g_autofree char *policy = g_build_filename (tmp, "managed.json", NULL);
+        g_autofree char *workstation = g_build_filename (tmp, "workstation-cache", NULL);
+        g_autofree char *saved_policy = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
+        g_autofree char *saved_cache = g_strdup (g_getenv ("XDG_CACHE_HOME"));
+        g_autofree char *url = NULL, *pub = NULL, *out = NULL, *err = NULL, *text = NULL;
+        g_autofree char *request = NULL, *vm_name = NULL, *imported = NULL;
+        void *session_page[2], *refused[2];
+        const char *text_in;
+        CorralWindow *window;
+        CorralFirstRun *fr;
+        CorralChatView *chat;
+        guint n_requests;
+
+        g_assert_no_error (error);
+        if (!g_find_program_in_path ("mmdebstrap") || !g_find_program_in_path ("openssl") ||
+            getuid () != 0) {
+                g_test_skip ("building an image needs root, mmdebstrap and openssl");
+                return;
+        }
+        g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
+        /* The recipe: a package, a file, the organisation's CA (so its hosts verify). */
+        sh ("cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
+            "-days 2 -subj '/CN=Corral Test Organisation CA' 2>/dev/null",
+            tmp);
+        g_assert_true (g_file_set_contents (
+                recipe,
+                "{\"name\": \"acme-test\", \"description\": \"ACME's workstation image\",\n"
+                " \"packages\": [\"jq\"],\n"
+                " \"files\": [{\"path\": \"/etc/acme/hello.txt\", \"mode\": \"0644\",\n"
+                "             \"content\": \"hello from acme\\n\"}],\n"
+                " \"ca_certificates\": [\"ca.pem\"]}\n",
+                -1, NULL));
+        out = ctl (&err, "image", "build", "--recipe", recipe, NULL);
+        g_assert_nonnull (out);
+        g_clear_pointer (&out, g_free);
+        g_clear_pointer (&err, g_free);
+        pub = ctl (NULL, "image", "keygen", key, NULL);
+        g_assert_nonnull (pub);
+        g_assert_nonnull (out = ctl (NULL, "image", "sign", "acme-test", "--key", key, NULL));
+        g_clear_pointer (&out, g_free);
+        g_assert_nonnull (out = ctl (NULL, "image", "export", "acme-test", tar, NULL));
+        g_clear_pointer (&out, g_free);
+        /* A copy changed after it was signed: one package version in its manifest. */
+        sh ("cd '%s' && mkdir changed && tar -xf '%s' -C changed && "
+            "sed -i 's/\"jq\": \"/\"jq\": \"9:/' changed/manifest.json && "
+            "grep -q '\"jq\": \"9:' changed/manifest.json && "
+            "cd changed && tar -cf '%s' ./*",
+            tmp, tar, bad_tar);
+
+        /* The workstation: the organisation's policy, an empty image store. */
+        text = g_strdup_printf ("{\"images\": {\"required\": \"acme-test\", "
+                                "\"requireSigned\": true, \"trustedKeys\": [\"%s\"]}}",
+                                pub);
+        g_assert_true (g_file_set_contents (policy, text, -1, NULL));
+        g_setenv ("CORRAL_MANAGED_POLICY", policy, TRUE);
+        g_setenv ("XDG_CACHE_HOME", workstation, TRUE);
+        g_assert_null (ctl (&err, "image", "import", bad_tar, NULL));
+        g_assert_nonnull (strstr (err, "acme-test"));
+        g_assert_nonnull (strstr (err, "changed after it was signed"));
+        g_clear_pointer (&err, g_free);
+        g_assert_nonnull (out = ctl (NULL, "image", "import", tar, NULL));
+        g_clear_pointer (&out, g_free);
+
+        /* A task in the app: Preferences say minimal, the organisation requires its image. */
+        url = corral_fake_llm_server_get_url (fake);
+        g_setenv ("ANTHROPIC_BASE_URL", url, TRUE);
+        g_setenv ("ANTHROPIC_API_KEY", "test-key", TRUE);
+        push_tool (fake, "o1", "shell",
+                   "{\"command\": \"cat /etc/acme/hello.txt; jq --version; "
+                   "cat /etc/corral/image; ls /etc/ssl/certs/corral-extra-0.pem\"}");
+        corral_fake_llm_server_push (
+                fake,
+                corral_fake_llm_anthropic_reply ("In ACME's image.", NULL, NULL, NULL, "end_turn"));
+        settings = g_settings_new_with_backend ("org.corral.Corral", backend);
+        g_settings_set_string (settings, "image", "minimal");
+        g_settings_set_uint (settings, "memory-mib", 768);
+        window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
+        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
+        gtk_window_present (GTK_WINDOW (window));
+        ui_test_spin (300);
+        fr = corral_window_get_first_run (window);
+        corral_first_run_show_step (fr, "folder");
+        corral_first_run_set_folder (fr, folder);
+        corral_first_run_set_mode (fr, FS_MODE_RO);
+        g_signal_emit_by_name (
+                ui_test_find (GTK_WIDGET (window), GTK_ACCESSIBLE_ROLE_BUTTON, "Start"), "clicked");
+        session_page[0] = window;
+        session_page[1] = (void *) "session";
+        if (!ui_test_wait (page_is, session_page, 600 * 1000))
+                g_error ("the organisation's image did not start (page %s)",
+                         corral_window_get_page (window));
+        chat = corral_session_view_get_chat (corral_window_get_session_view (window));
+        g_assert_true (ui_test_wait (has_source, chat, 60 * 1000));
+        n_requests = corral_fake_llm_server_get_n_requests (fake);
+        corral_chat_view_send (chat, "Which image is this?");
+        g_assert_true (ui_test_wait (not_busy, chat, 180 * 1000));
+        g_assert_cmpuint (corral_fake_llm_server_get_n_requests (fake), ==, n_requests + 2);
+        request =
+                cJSON_PrintUnformatted (corral_fake_llm_server_get_request (fake, n_requests + 1));
+        g_assert_nonnull (strstr (request, "hello from acme"));
+        g_assert_nonnull (strstr (request, "jq-1."));
+        g_assert_nonnull (strstr (request, "acme-test "));
+        g_assert_nonnull (strstr (request, "/etc/ssl/certs/corral-extra-0.pem"));
+        ui_test_screenshot (GTK_WIDGET (window), "35-vm-organisation-image");
+        vm_name = g_strdup (
+                corral_session_view_get_vm_name (corral_window_get_session_view (window)));
+        gtk_window_destroy (GTK_WINDOW (window));
+        ui_test_spin (100);
+        remove_vm (launcher, vm_name);
+
+        /* The imported image changed in place after it was signed: refused by name, before
+         * anything boots. */
+        imported = ctl (NULL, "image", "verify", "acme-test", NULL);
+        g_assert_nonnull (imported);
+        sh ("sed -i 's/\"jq\": \"/\"jq\": \"9:/' '%s/manifest.json'", imported);
+        window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
+        gtk_window_present (GTK_WINDOW (window));
+        ui_test_spin (300);
+        fr = corral_window_get_first_run (window);
+        corral_window_new_task (window);
+        corral_first_run_set_folder (fr, folder);
+        corral_first_run_set_mode (fr, FS_MODE_RO);
+        g_signal_emit_by_name (
+                ui_test_find (GTK_WIDGET (window), GTK_ACCESSIBLE_ROLE_BUTTON, "Start"), "clicked");
+        refused[0] = window;
+        refused[1] = (void *) "Your Organisation Does Not Trust This Image";
+        g_assert_true (ui_test_wait (start_failed_with, refused, 60 * 1000));
+        gtk_expander_set_expanded (
+                GTK_EXPANDER (ui_test_find_type (GTK_WIDGET (window), GTK_TYPE_EXPANDER)), TRUE);
+        ui_test_spin (200);
+        text_in = label_containing (GTK_WIDGET (window), "changed after it was signed");
+        g_assert_nonnull (text_in);
+        g_assert_nonnull (strstr (text_in, "acme-test"));
+        ui_test_spin (500);
+        ui_test_screenshot (GTK_WIDGET (window), "36-vm-organisation-image-changed");
+        gtk_window_destroy (GTK_WINDOW (window));
+        ui_test_spin (100);
+
+        g_setenv ("CORRAL_MANAGED_POLICY", saved_policy ? saved_policy : "", TRUE);
+        if (saved_cache)
+                g_setenv ("XDG_CACHE_HOME", saved_cache, TRUE);
+        else
+                g_unsetenv ("XDG_CACHE_HOME");
+        sh ("rm -rf '%s'", tmp);
+}
+
 static gboolean
 ignore_no_wm_warnings (const char *domain, GLogLevelFlags level, const char *message, gpointer data)
 {
@@ -541,6 +775,7 @@ main (int argc, char **argv)
         }
         cleanup_vms ();
         g_test_add_func ("/ui-vm/real-session", test_real_session);
+        g_test_add_func ("/ui-vm/organisation-image", test_organisation_image);
         r = g_test_run ();
         cleanup_vms ();
         ui_test_teardown_display ();

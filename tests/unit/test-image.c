@@ -372,8 +372,8 @@ static void
 run_fake_build (Fixture *f, const char *script_body, GCancellable *cancellable, BuildResult *r)
 {
         g_autofree char *src = g_build_filename (f->tmp, "src", NULL);
-        g_autofree char *bdir = g_build_filename (src, "guest-image", "fake", NULL);
-        g_autofree char *script = g_build_filename (bdir, "build-fake", NULL);
+        g_autofree char *bdir = g_build_filename (src, "guest-image", "minimal", NULL);
+        g_autofree char *script = g_build_filename (bdir, "build-minimal", NULL);
         g_autofree char *text = g_strdup_printf ("#!/bin/sh\n%s\n", script_body);
         g_autoptr (GError) error = NULL;
 
@@ -386,7 +386,8 @@ run_fake_build (Fixture *f, const char *script_body, GCancellable *cancellable, 
 
         r->loop = g_main_loop_new (NULL, FALSE);
         r->steps = g_ptr_array_new_with_free_func (g_free);
-        corral_image_build_async ("fake", "/bin/true", progress_cb, r, cancellable, build_done, r);
+        corral_image_build_async ("minimal", "/bin/true", progress_cb, r, cancellable, build_done,
+                                  r);
         g_main_loop_run (r->loop);
         g_main_loop_unref (r->loop);
 }
@@ -395,17 +396,17 @@ static void
 test_build (Fixture *f, gconstpointer data)
 {
         BuildResult r = { 0 };
-        g_autofree char *dir = g_build_filename (f->images, "fake-00000000000000cc", NULL);
+        g_autofree char *dir = g_build_filename (f->images, "minimal-00000000000000cc", NULL);
 
         run_fake_build (f,
                         "echo '[1/2] downloading...' >&2\n"
                         "echo 'noise' >&2\n"
                         "echo '[2/2] writing...' >&2\n"
-                        "d=$FAKE_DIR/fake-00000000000000cc; mkdir -p $d\n"
+                        "d=$FAKE_DIR/minimal-00000000000000cc; mkdir -p $d\n"
                         "printf kernel >$d/vmlinuz; printf initrd >$d/initramfs.img\n"
                         "k=$(printf kernel | sha256sum | cut -c1-64)\n"
                         "i=$(printf initrd | sha256sum | cut -c1-64)\n"
-                        "echo \"{\\\"image\\\": \\\"fake\\\", \\\"artifacts\\\": "
+                        "echo \"{\\\"image\\\": \\\"minimal\\\", \\\"artifacts\\\": "
                         "{\\\"vmlinuz\\\": \\\"$k\\\", \\\"initramfs.img\\\": \\\"$i\\\"}}\" "
                         ">$d/manifest.json\n"
                         "echo $d",
@@ -452,6 +453,38 @@ test_build_cancel (Fixture *f, gconstpointer data)
         run_fake_build (f, "echo '[1/1] waiting' >&2; sleep 30; echo done", cancellable, &r);
         g_assert_error (r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
         g_assert_cmpint (g_get_monotonic_time () - start, <, 10 * G_USEC_PER_SEC);
+        g_clear_error (&r.error);
+        g_ptr_array_unref (r.steps);
+}
+
+/* An organisation's image has no builder: asked to build one that is not here, the store says how
+ * to get it (import, or build from its recipe) and runs nothing from the source tree. */
+static void
+test_build_organisation (Fixture *f, gconstpointer data)
+{
+        BuildResult r = { 0 };
+        g_autofree char *src = g_build_filename (f->tmp, "src", NULL);
+        g_autofree char *bdir = g_build_filename (src, "guest-image", "acme", NULL);
+        g_autofree char *script = g_build_filename (bdir, "build-acme", NULL);
+        g_autofree char *marker = g_build_filename (f->tmp, "ran", NULL);
+        g_autofree char *text = g_strdup_printf ("#!/bin/sh\ntouch %s\n", marker);
+
+        g_assert_cmpint (g_mkdir_with_parents (bdir, 0755), ==, 0);
+        g_assert_true (g_file_set_contents (script, text, -1, NULL));
+        g_chmod (script, 0755);
+        g_setenv ("CORRAL_SOURCE_DIR", src, TRUE);
+        r.loop = g_main_loop_new (NULL, FALSE);
+        r.steps = g_ptr_array_new_with_free_func (g_free);
+        corral_image_build_async ("acme", "/bin/true", progress_cb, &r, NULL, build_done, &r);
+        g_main_loop_run (r.loop);
+        g_main_loop_unref (r.loop);
+        g_assert_error (r.error, CORRAL_IMAGE_ERROR, CORRAL_IMAGE_ERROR_NOT_BUILT);
+        g_assert_nonnull (strstr (r.error->message, "corralctl image import"));
+        g_assert_nonnull (strstr (r.error->message, "--recipe"));
+        g_assert_false (g_file_test (marker, G_FILE_TEST_EXISTS));
+        g_assert_false (corral_image_is_builtin ("acme"));
+        g_assert_true (corral_image_is_builtin ("minimal"));
+        g_assert_true (corral_image_is_builtin ("standard"));
         g_clear_error (&r.error);
         g_ptr_array_unref (r.steps);
 }
@@ -590,6 +623,7 @@ main (int argc, char **argv)
         ADD ("/image/build/ok", test_build);
         ADD ("/image/build/fails", test_build_fails);
         ADD ("/image/build/cancel", test_build_cancel);
+        ADD ("/image/build/organisation", test_build_organisation);
         ADD ("/image/signed", test_signed);
         return g_test_run ();
 }
