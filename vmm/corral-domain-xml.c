@@ -200,6 +200,18 @@ check_path (const char *path, const char *what, gboolean optional, GError **erro
         return TRUE;
 }
 
+static guint
+display_width (const CorralDomainConfig *c)
+{
+        return c->display_width ? c->display_width : CORRAL_DISPLAY_DEFAULT_WIDTH;
+}
+
+static guint
+display_height (const CorralDomainConfig *c)
+{
+        return c->display_height ? c->display_height : CORRAL_DISPLAY_DEFAULT_HEIGHT;
+}
+
 static gboolean
 check_config (const CorralDomainConfig *c, GError **error)
 {
@@ -238,6 +250,13 @@ check_config (const CorralDomainConfig *c, GError **error)
                 return refuse (error, "remote VM",
                                "cannot have shared-folder memory or a VNC socket: both need "
                                "QEMU on this machine");
+        if (!c->vnc_socket && (c->display_width || c->display_height || c->clipboard))
+                return refuse (error, "screen", "needs the VNC socket (a VM without a screen)");
+        if (c->vnc_socket && (display_width (c) < CORRAL_DISPLAY_MIN_WIDTH ||
+                              display_width (c) > CORRAL_DISPLAY_MAX_WIDTH ||
+                              display_height (c) < CORRAL_DISPLAY_MIN_HEIGHT ||
+                              display_height (c) > CORRAL_DISPLAY_MAX_HEIGHT))
+                return refuse (error, "screen size", "must be from 640x480 to 3840x2160");
         if (c->remote && c->transport != CORRAL_TRANSPORT_VIRTIO_SERIAL)
                 return refuse (error, "remote VM", "needs the virtio-serial transport");
         if (c->fs_shm_name &&
@@ -299,6 +318,41 @@ write_channel (XmlWriter *w, const CorralDomainConfig *c, const char *path, cons
         xml_close (w, "channel");
 }
 
+/* The screen (see CorralDomainConfig.vnc_socket). */
+static void
+write_display (XmlWriter *w, const CorralDomainConfig *c)
+{
+        g_autofree char *x = g_strdup_printf ("%u", display_width (c));
+        g_autofree char *y = g_strdup_printf ("%u", display_height (c));
+
+        /* Only Corral reaches it: a socket in the VM's folder, no TCP port, no password to
+         * leak. Sound has nowhere to go (no audio backend, so none is captured or played). */
+        xml_open (w, "graphics", "type", "vnc", "socket", c->vnc_socket, NULL);
+        xml_empty (w, "audio", "id", "1", NULL);
+        xml_close (w, "graphics");
+        xml_empty (w, "audio", "id", "1", "type", "none", NULL);
+        /* virtio-vga: the virtio GPU for Xorg's modesetting driver, with a VGA front for the
+         * boot and for a kernel without virtio-gpu (bochs-drm's fallback). */
+        xml_open (w, "video", NULL);
+        xml_open (w, "model", "type", "virtio", "heads", "1", "primary", "yes", NULL);
+        xml_empty (w, "resolution", "x", x, "y", y, NULL);
+        xml_close (w, "model");
+        xml_close (w, "video");
+        /* An absolute pointer, so a click lands where it is aimed whatever the guest's mouse
+         * acceleration; QEMU adds the PS/2 keyboard a VNC client's keys arrive on. */
+        xml_empty (w, "controller", "type", "usb", "model", "qemu-xhci", NULL);
+        xml_empty (w, "input", "type", "tablet", "bus", "usb", NULL);
+        if (c->clipboard) {
+                xml_open (w, "channel", "type", "qemu-vdagent", NULL);
+                xml_open (w, "source", NULL);
+                xml_empty (w, "clipboard", "copypaste", "yes", NULL);
+                xml_empty (w, "mouse", "mode", "server", NULL);
+                xml_close (w, "source");
+                xml_empty (w, "target", "type", "virtio", "name", CORRAL_VDAGENT_PORT_NAME, NULL);
+                xml_close (w, "channel");
+        }
+}
+
 static void
 write_devices (XmlWriter *w, const CorralDomainConfig *c)
 {
@@ -344,13 +398,10 @@ write_devices (XmlWriter *w, const CorralDomainConfig *c)
                 xml_text_attrs (w, "size", mib, "unit", "M", NULL);
                 xml_close (w, "shmem");
         }
-        if (c->vnc_socket) {
-                xml_empty (w, "graphics", "type", "vnc", "socket", c->vnc_socket, NULL);
-                xml_open (w, "video", NULL);
-                xml_empty (w, "model", "type", "virtio", "heads", "1", NULL);
-                xml_close (w, "video");
-        }
-        xml_empty (w, "controller", "type", "usb", "model", "none", NULL);
+        if (c->vnc_socket)
+                write_display (w, c);
+        else
+                xml_empty (w, "controller", "type", "usb", "model", "none", NULL);
         xml_empty (w, "memballoon", "model", "none", NULL);
         xml_open (w, "rng", "model", "virtio", NULL);
         xml_text_attrs (w, "backend", "/dev/urandom", "model", "random", NULL);

@@ -20,6 +20,15 @@ G_BEGIN_DECLS
 #define CORRAL_METADATA_NS "https://corral.dev/xmlns/libvirt/vm/1"
 #define CORRAL_METADATA_PREFIX "corral"
 #define CORRAL_NAME_MAX 64
+#define CORRAL_DISPLAY_DEFAULT_WIDTH 1280
+#define CORRAL_DISPLAY_DEFAULT_HEIGHT 800
+/* What a screen may be: QEMU's virtio GPU goes further, but a model's screenshot does not. */
+#define CORRAL_DISPLAY_MIN_WIDTH 640
+#define CORRAL_DISPLAY_MIN_HEIGHT 480
+#define CORRAL_DISPLAY_MAX_WIDTH 3840
+#define CORRAL_DISPLAY_MAX_HEIGHT 2160
+/* The port QEMU's qemu-vdagent chardev answers on in the guest (spice-vdagent's). */
+#define CORRAL_VDAGENT_PORT_NAME "com.redhat.spice.0"
 /* sun_path is 108 bytes including the NUL. */
 #define CORRAL_SOCKET_PATH_MAX 107
 
@@ -50,7 +59,18 @@ typedef struct {
         const char *fs_shm_name; /* nullable: ivshmem for file contents (/dev/shm/NAME) */
         guint fs_shm_mib;
         const char *console_log;
-        const char *vnc_socket; /* nullable: VNC on a unix socket + a video device */
+        /* nullable: the VM's screen, for computer use: VNC on this unix socket (0600 in the
+         * VM's 0700 folder, so only Corral connects), a virtio GPU of a fixed resolution, a USB
+         * tablet (absolute pointer), no audio. Input and screenshots then come from the host
+         * side, where the guest can neither fake nor observe them. */
+        const char *vnc_socket;
+        /* The screen's size; 0: CORRAL_DISPLAY_DEFAULT_WIDTH x _HEIGHT. */
+        guint display_width;
+        guint display_height;
+        /* With vnc_socket: a clipboard channel (QEMU's qemu-vdagent, the guest's spice-vdagent
+         * speaking to it) that VNC clients can read and set. The pointer never goes through it
+         * (mouse mode "server": the tablet's events come from QEMU, not from guest software). */
+        gboolean clipboard;
         /* metadata, read back on re-attach */
         const char *image_name;
         const char *manifest_sha256; /* nullable */

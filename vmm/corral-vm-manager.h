@@ -80,7 +80,12 @@ typedef struct {
         const char *image_name;
         const char *manifest_sha256; /* nullable */
         const char *disk; /* nullable */
+        /* A screen for computer use (CorralDomainConfig.vnc_socket): VNC on vnc.sock in the
+         * VM's folder; its size (0: 1280x800) and whether it has a clipboard channel. */
         gboolean vnc;
+        guint display_width;
+        guint display_height;
+        gboolean clipboard;
         /* nullable: how a slow step goes (uploading the image to a remote libvirt host, once
          * per image), called from a worker thread with a fraction and a line of text. */
         void (*progress) (double fraction, const char *text, gpointer data);

@@ -58,6 +58,17 @@ tweak_vnc (CorralDomainConfig *c)
         c->vnc_socket = "/run/corral/vms/test/vnc.sock";
 }
 
+/* A desktop for computer use: another size, and the clipboard channel. */
+static void
+tweak_desktop (CorralDomainConfig *c)
+{
+        c->vnc_socket = "/run/corral/vms/test/vnc.sock";
+        c->display_width = 1920;
+        c->display_height = 1080;
+        c->clipboard = TRUE;
+        c->disk = "/run/corral/vms/test/disk.qcow2";
+}
+
 static void
 tweak_shares (CorralDomainConfig *c)
 {
@@ -113,6 +124,7 @@ static const GoldenCase golden_cases[] = {
         { "kvm.xml", tweak_kvm },         { "shares.xml", tweak_shares },
         { "network.xml", tweak_network }, { "escape.xml", tweak_escape },
         { "remote.xml", tweak_remote },   { "qemu-as-root.xml", tweak_qemu_as_root },
+        { "desktop.xml", tweak_desktop },
 };
 
 static void
@@ -135,6 +147,16 @@ test_golden (gconstpointer data)
         g_assert_null (strstr (xml, "<interface"));
         g_assert_null (strstr (xml, "<hostdev"));
         g_assert_null (strstr (xml, "<filesystem"));
+        /* The screen is Corral's alone: a unix socket, never a TCP port or another protocol;
+         * no sound device, and no pointer that goes through guest software. */
+        g_assert_null (strstr (xml, "port='5"));
+        g_assert_null (strstr (xml, "<listen"));
+        g_assert_null (strstr (xml, "autoport"));
+        g_assert_null (strstr (xml, "spice'"));
+        g_assert_null (strstr (xml, "<sound"));
+        g_assert_null (strstr (xml, "mode='client'"));
+        if (strstr (xml, "<graphics"))
+                g_assert_nonnull (strstr (xml, "<audio id='1' type='none'/>"));
         if (g_strcmp0 (g_getenv ("REGENERATE"), "1") == 0) {
                 g_file_set_contents (path, xml, -1, &error);
                 g_assert_no_error (error);
@@ -217,6 +239,12 @@ REFUSE (r_remote_vnc, c->remote = TRUE; c->vnc_socket = "/run/corral/vms/test/vn
 REFUSE (r_remote_vsock, c->remote = TRUE; c->transport = CORRAL_TRANSPORT_VSOCK;
         c->agent_socket = NULL)
 REFUSE (r_latin1, c->kernel = "/images/\xff\xfe")
+/* A screen's size and clipboard need the screen; its size stays within what a model can see. */
+REFUSE (r_size_no_screen, c->display_width = 1024)
+REFUSE (r_clipboard_no_screen, c->clipboard = TRUE)
+REFUSE (r_screen_small, c->vnc_socket = "/run/v.sock"; c->display_width = 320)
+REFUSE (r_screen_tall, c->vnc_socket = "/run/v.sock"; c->display_height = 100000)
+REFUSE (r_remote_clipboard, c->remote = TRUE; c->vnc_socket = "/run/v.sock"; c->clipboard = TRUE)
 
 static const RefusalCase refusal_cases[] = {
         { "name-quote", r_name_quote },
@@ -253,6 +281,11 @@ static const RefusalCase refusal_cases[] = {
         { "remote-shm", r_remote_shm },
         { "remote-vnc", r_remote_vnc },
         { "remote-vsock", r_remote_vsock },
+        { "size-without-screen", r_size_no_screen },
+        { "clipboard-without-screen", r_clipboard_no_screen },
+        { "screen-too-small", r_screen_small },
+        { "screen-too-tall", r_screen_tall },
+        { "remote-clipboard", r_remote_clipboard },
 };
 
 static void
