@@ -82,6 +82,7 @@ time_policy_load (const char *path)
         g_autoptr (CorralPolicy) p = corral_policy_load (path, &error);
 
         g_assert_no_error (error);
+        g_assert_nonnull (p);
         return bench_now () - t;
 }
 
