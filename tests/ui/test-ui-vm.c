@@ -531,6 +531,8 @@ ctl (char **err, ...)
         return g_strdup (g_strstrip (out));
 }
 
+static void sh (const char *fmt, ...) G_GNUC_PRINTF (1, 2);
+
 static void
 sh (const char *fmt, ...)
 {
