@@ -1,0 +1,688 @@
+/* test-computer.c — the computer tool's actions (app/computer/corral-computer.c) through Corral's
+ * VNC client against a real VNC server (LibVNCServer, in this process, over a socketpair) that
+ * records every key and pointer event and repaints when clicked, as a desktop would.
+ *
+ * The screen is 1920x1200, so the model sees it scaled (1357x848) and every point is mapped
+ * back: the events the server receives must be exactly the ones the action means, at the
+ * pixels the model pointed at, in order, with every key and button let go at the end.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <gdk-pixbuf/gdk-pixbuf.h>
+#include <gio/gio.h>
+#include <rfb/rfb.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <xkbcommon/xkbcommon-keysyms.h>
+
+#include "corral-computer.h"
+
+#define SCREEN_W 1920
+#define SCREEN_H 1200
+
+typedef struct {
+        guint8 type; /* 'k' key, 'p' pointer */
+        guint32 keysym;
+        gboolean down;
+        int x, y, buttons;
+} Event;
+
+typedef struct {
+        rfbScreenInfoPtr screen;
+        GThread *thread;
+        GMutex lock;
+        GArray *events;
+        gboolean stop;
+        /* A click repaints the screen this long after it (a slow guest), in this colour. */
+        guint repaint_delay_ms;
+        guint32 repaint_colour;
+        gint64 repaint_at;
+} Server;
+
+static Server *server;
+
+static void
+on_key (rfbBool down, rfbKeySym keysym, rfbClientPtr cl)
+{
+        Event e = { .type = 'k', .keysym = keysym, .down = down != 0 };
+
+        g_mutex_lock (&server->lock);
+        g_array_append_val (server->events, e);
+        g_mutex_unlock (&server->lock);
+}
+
+static void
+on_pointer (int buttons, int x, int y, rfbClientPtr cl)
+{
+        Event e = { .type = 'p', .x = x, .y = y, .buttons = buttons };
+        Event *last;
+
+        g_mutex_lock (&server->lock);
+        last = server->events->len ? &g_array_index (server->events, Event, server->events->len - 1)
+                                   : NULL;
+        /* A release of the left button repaints, later. */
+        if (last && last->type == 'p' && (last->buttons & 1) && !(buttons & 1) &&
+            server->repaint_delay_ms)
+                server->repaint_at = g_get_monotonic_time () + server->repaint_delay_ms * 1000;
+        g_array_append_val (server->events, e);
+        g_mutex_unlock (&server->lock);
+}
+
+static void
+fill (guint x0, guint y0, guint x1, guint y1, guint32 rgb)
+{
+        guint32 *fb = (guint32 *) server->screen->frameBuffer;
+
+        for (guint y = y0; y < y1; y++)
+                for (guint x = x0; x < x1; x++)
+                        /* R G B X in memory (the server's default 32-bit format) */
+                        fb[y * SCREEN_W + x] = GUINT32_TO_LE ((rgb >> 16 & 0xff) | (rgb & 0xff00) |
+                                                              (rgb & 0xff) << 16);
+        rfbMarkRectAsModified (server->screen, x0, y0, x1, y1);
+}
+
+static gpointer
+server_thread (gpointer data)
+{
+        while (TRUE) {
+                gint64 at;
+
+                g_mutex_lock (&server->lock);
+                if (server->stop) {
+                        g_mutex_unlock (&server->lock);
+                        break;
+                }
+                at = server->repaint_at;
+                if (at && g_get_monotonic_time () >= at)
+                        server->repaint_at = 0;
+                g_mutex_unlock (&server->lock);
+                if (at && g_get_monotonic_time () >= at)
+                        fill (0, 0, SCREEN_W, SCREEN_H, server->repaint_colour);
+                rfbProcessEvents (server->screen, 5000);
+        }
+        return NULL;
+}
+
+/* The server, with a grey screen and a blue square at (960, 600)-(1060, 700). */
+static int
+server_start (void)
+{
+        int argc = 0;
+        int sv[2];
+
+        g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        server = g_new0 (Server, 1);
+        g_mutex_init (&server->lock);
+        server->events = g_array_new (FALSE, TRUE, sizeof (Event));
+        server->screen = rfbGetScreen (&argc, NULL, SCREEN_W, SCREEN_H, 8, 3, 4);
+        server->screen->frameBuffer = g_malloc0 ((gsize) SCREEN_W * SCREEN_H * 4);
+        server->screen->inetdSock = sv[1];
+        server->screen->autoPort = FALSE;
+        server->screen->port = server->screen->ipv6port = 0;
+        server->screen->kbdAddEvent = on_key;
+        server->screen->ptrAddEvent = on_pointer;
+        server->screen->alwaysShared = TRUE;
+        /* No cursor drawn into the picture: like QEMU's, the screen changes only when what it
+         * shows does. */
+        server->screen->cursor = NULL;
+        rfbLogEnable (FALSE);
+        rfbInitServer (server->screen);
+        fill (0, 0, SCREEN_W, SCREEN_H, 0x808080);
+        fill (960, 600, 1060, 700, 0x0000ff);
+        server->thread = g_thread_new ("vnc-server", server_thread, NULL);
+        return sv[0];
+}
+
+static void
+server_stop (void)
+{
+        g_mutex_lock (&server->lock);
+        server->stop = TRUE;
+        g_mutex_unlock (&server->lock);
+        g_thread_join (server->thread);
+        rfbShutdownServer (server->screen, TRUE);
+        g_free (server->screen->frameBuffer);
+        rfbScreenCleanup (server->screen);
+        g_array_unref (server->events);
+        g_mutex_clear (&server->lock);
+        g_clear_pointer (&server, g_free);
+}
+
+static GArray *
+take_events (void)
+{
+        GArray *events;
+
+        g_mutex_lock (&server->lock);
+        events = server->events;
+        server->events = g_array_new (FALSE, TRUE, sizeof (Event));
+        g_mutex_unlock (&server->lock);
+        return events;
+}
+
+/* The client side ---------------------------------------------------------------------- */
+
+typedef struct {
+        CorralVnc *vnc;
+        CorralComputer *computer;
+} Fixture;
+
+static void
+on_done (GObject *src, GAsyncResult *res, gpointer data)
+{
+        *(GAsyncResult **) data = g_object_ref (res);
+}
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+        GAsyncResult *res = NULL;
+        g_autoptr (GError) error = NULL;
+        int fd = server_start ();
+
+        f->vnc = corral_vnc_new ();
+        corral_vnc_connect_fd_async (f->vnc, fd, NULL, on_done, &res);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        g_assert_true (corral_vnc_connect_finish (f->vnc, res, &error));
+        g_assert_no_error (error);
+        g_object_unref (res);
+        /* The first full picture (it may come in several updates), then a quiet screen, as
+         * each test starts from one. */
+        while (corral_vnc_get_update_count (f->vnc) == 0 ||
+               g_get_monotonic_time () - corral_vnc_get_last_update_time (f->vnc) < 300000) {
+                g_main_context_iteration (NULL, FALSE);
+                g_usleep (5000);
+        }
+        f->computer = corral_computer_new (f->vnc);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+        g_clear_object (&f->computer);
+        corral_vnc_close (f->vnc);
+        g_clear_object (&f->vnc);
+        server_stop ();
+        for (guint i = 0; i < 20; i++) {
+                while (g_main_context_iteration (NULL, FALSE))
+                        ;
+                g_usleep (5000);
+        }
+}
+
+/* Runs input (JSON text) to its end. */
+static CorralComputerResult *
+run (Fixture *f, const char *json, GError **error)
+{
+        cJSON *input = cJSON_Parse (json);
+        GAsyncResult *res = NULL;
+        CorralComputerResult *result;
+
+        g_assert_nonnull (input);
+        corral_computer_run_async (f->computer, input, NULL, on_done, &res);
+        cJSON_Delete (input);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        result = corral_computer_run_finish (f->computer, res, error);
+        g_object_unref (res);
+        return result;
+}
+
+/* Runs input and waits until the server has seen at least n events (input crosses a thread and
+ * a socket before it is recorded). */
+static GArray *
+run_expecting (Fixture *f, const char *json, guint n)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralComputerResult) result = run (f, json, &error);
+        gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+        g_assert_no_error (error);
+        g_assert_nonnull (result);
+        while (g_get_monotonic_time () < until) {
+                guint len;
+
+                g_mutex_lock (&server->lock);
+                len = server->events->len;
+                g_mutex_unlock (&server->lock);
+                if (len >= n)
+                        break;
+                g_usleep (2000);
+        }
+        g_usleep (50000); /* and nothing more */
+        return take_events ();
+}
+
+static void
+assert_key (GArray *events, guint i, guint32 keysym, gboolean down)
+{
+        const Event *e;
+
+        g_assert_cmpuint (i, <, events->len);
+        e = &g_array_index (events, Event, i);
+        g_assert_cmpint (e->type, ==, 'k');
+        g_assert_cmphex (e->keysym, ==, keysym);
+        g_assert_cmpint (e->down, ==, down != 0); /* rfb.h makes TRUE -1 */
+}
+
+static void
+assert_pointer (GArray *events, guint i, int x, int y, int buttons)
+{
+        const Event *e;
+
+        g_assert_cmpuint (i, <, events->len);
+        e = &g_array_index (events, Event, i);
+        g_assert_cmpint (e->type, ==, 'p');
+        g_assert_cmpint (e->x, ==, x);
+        g_assert_cmpint (e->y, ==, y);
+        g_assert_cmpint (e->buttons, ==, buttons);
+}
+
+/* The screen as the model sees it, decoded. */
+static GdkPixbuf *
+decode (const CorralComputerResult *result)
+{
+        g_autoptr (GdkPixbufLoader) loader = gdk_pixbuf_loader_new ();
+        g_autoptr (GError) error = NULL;
+
+        g_assert_nonnull (result->image);
+        g_assert_true (gdk_pixbuf_loader_write_bytes (loader, result->image, &error));
+        g_assert_true (gdk_pixbuf_loader_close (loader, &error));
+        g_assert_no_error (error);
+        return g_object_ref (gdk_pixbuf_loader_get_pixbuf (loader));
+}
+
+static guint32
+pixel (GdkPixbuf *pixbuf, guint x, guint y)
+{
+        const guint8 *p = gdk_pixbuf_read_pixels (pixbuf) + y * gdk_pixbuf_get_rowstride (pixbuf) +
+                          x * gdk_pixbuf_get_n_channels (pixbuf);
+
+        return (guint32) p[0] << 16 | p[1] << 8 | p[2];
+}
+
+static void
+test_screenshot (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralComputerResult) result = run (f, "{\"action\": \"screenshot\"}", &error);
+        g_autoptr (GdkPixbuf) picture = NULL;
+        CorralScreenScale scale;
+        guint sx, sy;
+
+        g_assert_no_error (error);
+        corral_computer_get_scale (f->computer, &scale);
+        g_assert_cmpuint (scale.width, ==, result->image_width);
+        g_assert_cmpuint (scale.height, ==, result->image_height);
+        g_assert_cmpuint (MAX (scale.width, scale.height), <=, CORRAL_COMPUTER_MAX_LONG_EDGE);
+        g_assert_cmpuint (scale.width * scale.height, <=, CORRAL_COMPUTER_MAX_PIXELS);
+        g_assert_cmpstr (result->mime_type, ==, "image/png");
+        picture = decode (result);
+        g_assert_cmpint (gdk_pixbuf_get_width (picture), ==, scale.width);
+        g_assert_cmpint (gdk_pixbuf_get_height (picture), ==, scale.height);
+        /* The blue square where the model would see it, grey elsewhere. */
+        corral_computer_scale_to_model (&scale, 1010, 650, &sx, &sy);
+        g_assert_cmphex (pixel (picture, sx, sy), ==, 0x0000ff);
+        g_assert_cmphex (pixel (picture, 10, 10), ==, 0x808080);
+        g_assert_false (result->has_point);
+
+        /* JPEG when the provider prefers it. */
+        corral_computer_set_image_format (f->computer, CORRAL_COMPUTER_IMAGE_JPEG);
+        {
+                g_autoptr (CorralComputerResult) jpeg =
+                        run (f, "{\"action\":\"screenshot\"}", &error);
+
+                g_assert_no_error (error);
+                g_assert_cmpstr (jpeg->mime_type, ==, "image/jpeg");
+                g_clear_object (&picture);
+                picture = decode (jpeg);
+                g_assert_cmpint (gdk_pixbuf_get_width (picture), ==, scale.width);
+        }
+}
+
+static void
+test_click (Fixture *f, gconstpointer data)
+{
+        CorralScreenScale scale;
+        guint mx, my, sx, sy;
+        g_autofree char *json = NULL;
+        g_autoptr (GArray) events = NULL;
+
+        corral_computer_get_scale (f->computer, &scale);
+        corral_computer_scale_to_model (&scale, 1010, 650, &mx, &my);
+        /* Where that point of the model's lands (a scaled-down pixel covers a few of the
+         * screen's). */
+        g_assert_true (corral_computer_scale_to_screen (&scale, mx, my, &sx, &sy, NULL));
+        g_assert_cmpuint (sx, >=, 1009);
+        g_assert_cmpuint (sx, <=, 1011);
+        json = g_strdup_printf ("{\"action\": \"left_click\", \"coordinate\": [%u, %u], "
+                                "\"text\": \"shift\"}",
+                                mx, my);
+        events = run_expecting (f, json, 5);
+        /* Shift down, move there, press, release, shift up: at the very pixel. */
+        g_assert_cmpuint (events->len, ==, 5);
+        assert_key (events, 0, XKB_KEY_Shift_L, TRUE);
+        assert_pointer (events, 1, sx, sy, 0);
+        assert_pointer (events, 2, sx, sy, 1);
+        assert_pointer (events, 3, sx, sy, 0);
+        assert_key (events, 4, XKB_KEY_Shift_L, FALSE);
+        g_clear_pointer (&events, g_array_unref);
+
+        /* A triple click of the right button where the pointer is. */
+        events = run_expecting (f, "{\"action\": \"triple_click\"}", 7);
+        g_assert_cmpuint (events->len, ==, 7);
+        for (guint i = 0; i < 3; i++) {
+                assert_pointer (events, 1 + i * 2, sx, sy, 1);
+                assert_pointer (events, 2 + i * 2, sx, sy, 0);
+        }
+        g_clear_pointer (&events, g_array_unref);
+        events = run_expecting (f, "{\"action\": \"right_click\", \"coordinate\": [0, 0]}", 3);
+        assert_pointer (events, 1, 0, 0, 4);
+        assert_pointer (events, 2, 0, 0, 0);
+}
+
+static void
+test_cursor_position (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralComputerResult) moved =
+                run (f, "{\"action\": \"mouse_move\", \"coordinate\": [321, 456]}", &error);
+        g_autoptr (CorralComputerResult) where = NULL;
+
+        g_assert_no_error (error);
+        g_assert_true (moved->has_point);
+        g_assert_cmpuint (moved->point_x, ==, 321);
+        g_assert_cmpuint (moved->point_y, ==, 456);
+        where = run (f, "{\"action\": \"cursor_position\"}", &error);
+        g_assert_no_error (error);
+        g_assert_cmpstr (where->text, ==, "X=321,Y=456");
+        g_assert_null (where->image);
+}
+
+static void
+test_type (Fixture *f, gconstpointer data)
+{
+        /* Symbols that move about on other layouts, and text beyond ASCII: sent as keysyms. */
+        static const guint32 expected[] = { 'a',           '@', '#', '{', '}',
+                                            '|',           '~', '<', '>', XKB_KEY_eacute,
+                                            XKB_KEY_Return };
+        g_autoptr (GArray) events =
+                run_expecting (f, "{\"action\": \"type\", \"text\": \"a@#{}|~<>é\\n\"}", 22);
+
+        g_assert_cmpuint (events->len, ==, 22);
+        for (guint i = 0; i < G_N_ELEMENTS (expected); i++) {
+                assert_key (events, i * 2, expected[i], TRUE);
+                assert_key (events, i * 2 + 1, expected[i], FALSE);
+        }
+}
+
+static void
+test_type_long (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GString) text = g_string_new (NULL);
+        g_autofree char *json = NULL;
+        g_autoptr (GArray) events = NULL;
+
+        for (guint i = 0; i < 260; i++)
+                g_string_append_c (text, 'a' + i % 26);
+        json = g_strdup_printf ("{\"action\": \"type\", \"text\": \"%s\"}", text->str);
+        events = run_expecting (f, json, 520);
+        g_assert_cmpuint (events->len, ==, 520);
+        for (guint i = 0; i < 260; i++)
+                assert_key (events, i * 2, 'a' + i % 26, TRUE);
+}
+
+static void
+test_key (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GArray) events =
+                run_expecting (f, "{\"action\": \"key\", \"text\": \"ctrl+shift+t Return\"}", 8);
+
+        g_assert_cmpuint (events->len, ==, 8);
+        assert_key (events, 0, XKB_KEY_Control_L, TRUE);
+        assert_key (events, 1, XKB_KEY_Shift_L, TRUE);
+        assert_key (events, 2, 't', TRUE);
+        assert_key (events, 3, 't', FALSE);
+        assert_key (events, 4, XKB_KEY_Shift_L, FALSE);
+        assert_key (events, 5, XKB_KEY_Control_L, FALSE);
+        assert_key (events, 6, XKB_KEY_Return, TRUE);
+        assert_key (events, 7, XKB_KEY_Return, FALSE);
+}
+
+static void
+test_hold_key (Fixture *f, gconstpointer data)
+{
+        gint64 t0 = g_get_monotonic_time ();
+        g_autoptr (GArray) events = run_expecting (
+                f, "{\"action\": \"hold_key\", \"text\": \"alt\", \"duration\": 0.3}", 2);
+
+        g_assert_cmpuint (events->len, ==, 2);
+        assert_key (events, 0, XKB_KEY_Alt_L, TRUE);
+        assert_key (events, 1, XKB_KEY_Alt_L, FALSE);
+        /* Held for the duration (a lower bound: never asserted as a time it must be within). */
+        g_assert_cmpint (g_get_monotonic_time () - t0, >=, 300000);
+}
+
+static void
+test_scroll (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GArray) events = run_expecting (
+                f,
+                "{\"action\": \"scroll\", \"coordinate\": [100, 100], \"scroll_direction\": "
+                "\"down\", \"scroll_amount\": 3}",
+                7);
+        CorralScreenScale scale;
+        guint sx, sy;
+        g_autoptr (GError) error = NULL;
+
+        corral_computer_get_scale (f->computer, &scale);
+        g_assert_true (corral_computer_scale_to_screen (&scale, 100, 100, &sx, &sy, &error));
+        g_assert_cmpuint (events->len, ==, 7);
+        assert_pointer (events, 0, sx, sy, 0);
+        for (guint i = 0; i < 3; i++) {
+                assert_pointer (events, 1 + i * 2, sx, sy, 16); /* button 5: down */
+                assert_pointer (events, 2 + i * 2, sx, sy, 0);
+        }
+}
+
+static void
+test_drag (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GArray) events =
+                run_expecting (f,
+                               "{\"action\": \"left_click_drag\", \"start_coordinate\": [0, 0], "
+                               "\"coordinate\": [1355, 846]}",
+                               13);
+        const Event *last;
+
+        g_assert_cmpuint (events->len, ==, 13);
+        assert_pointer (events, 0, 0, 0, 0);
+        assert_pointer (events, 1, 0, 0, 1);
+        /* Through the way, button held, ending at the far corner. */
+        for (guint i = 2; i < 12; i++) {
+                const Event *e = &g_array_index (events, Event, i);
+
+                g_assert_cmpint (e->buttons, ==, 1);
+                g_assert_cmpint (e->x, >, g_array_index (events, Event, i - 1).x);
+        }
+        last = &g_array_index (events, Event, 12);
+        g_assert_cmpint (last->buttons, ==, 0);
+        /* The model's last pixel is the screen's last. */
+        g_assert_cmpint (last->x, ==, SCREEN_W - 1);
+        g_assert_cmpint (last->y, ==, SCREEN_H - 1);
+}
+
+/* The click repaints the screen only after 400 ms: the screenshot the action returns shows it,
+ * because the tool waits for the screen to settle instead of taking it at once. */
+static void
+test_settles (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralComputerResult) result = NULL;
+        g_autoptr (GdkPixbuf) picture = NULL;
+
+        g_mutex_lock (&server->lock);
+        server->repaint_delay_ms = 400;
+        server->repaint_colour = 0x20c040;
+        g_mutex_unlock (&server->lock);
+        result = run (f, "{\"action\": \"left_click\", \"coordinate\": [50, 50]}", &error);
+        g_assert_no_error (error);
+        picture = decode (result);
+        g_assert_cmphex (pixel (picture, 10, 10), ==, 0x20c040);
+        g_assert_true (result->has_point);
+        g_assert_cmpuint (result->point_x, ==, 50);
+}
+
+static void
+test_zoom (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GError) error = NULL;
+        CorralScreenScale scale;
+        guint x0, y0, x1, y1;
+        g_autofree char *json = NULL;
+        g_autoptr (CorralComputerResult) result = NULL;
+        g_autoptr (GdkPixbuf) picture = NULL;
+
+        corral_computer_get_scale (f->computer, &scale);
+        corral_computer_scale_to_model (&scale, 960, 600, &x0, &y0);
+        corral_computer_scale_to_model (&scale, 1059, 699, &x1, &y1);
+        json = g_strdup_printf ("{\"action\": \"zoom\", \"region\": [%u, %u, %u, %u]}", x0, y0, x1,
+                                y1);
+        result = run (f, json, &error);
+        g_assert_no_error (error);
+        picture = decode (result);
+        /* The blue square, larger than the screenshot showed it, and blue all over. */
+        g_assert_cmpint (gdk_pixbuf_get_width (picture), >, (int) (x1 - x0));
+        g_assert_cmphex (pixel (picture, gdk_pixbuf_get_width (picture) / 2,
+                                gdk_pixbuf_get_height (picture) / 2),
+                         ==, 0x0000ff);
+        g_assert_cmphex (pixel (picture, 2, 2), ==, 0x0000ff);
+}
+
+/* Input the model got wrong: an error that says what to send, and nothing sent. */
+static void
+test_refused (Fixture *f, gconstpointer data)
+{
+        static const char *const inputs[] = {
+                "[]",
+                "{}",
+                "{\"action\": \"dance\"}",
+                "{\"action\": \"left_click\", \"coordinate\": [5000, 10]}",
+                "{\"action\": \"left_click\", \"coordinate\": [-1, 10]}",
+                "{\"action\": \"left_click\", \"coordinate\": [1.5, 10]}",
+                "{\"action\": \"left_click\", \"coordinate\": [10]}",
+                "{\"action\": \"left_click\", \"coordinate\": [10, 10], \"text\": \"a\"}",
+                "{\"action\": \"mouse_move\"}",
+                "{\"action\": \"scroll\", \"scroll_direction\": \"sideways\"}",
+                "{\"action\": \"scroll\", \"scroll_direction\": \"up\", \"scroll_amount\": 1000}",
+                "{\"action\": \"type\"}",
+                "{\"action\": \"type\", \"text\": \"\\u0007\"}",
+                "{\"action\": \"key\", \"text\": \"ctrl+nosuchkey\"}",
+                "{\"action\": \"hold_key\", \"text\": \"a\"}",
+                "{\"action\": \"hold_key\", \"text\": \"a\", \"duration\": 3600}",
+                "{\"action\": \"wait\", \"duration\": -1}",
+                "{\"action\": \"zoom\", \"region\": [10, 10, 5, 5]}",
+                "{\"action\": \"zoom\", \"region\": [10, 10]}",
+                "{\"action\": \"left_click_drag\", \"coordinate\": [10, 10]}",
+        };
+        g_autoptr (GArray) events = NULL;
+
+        for (guint i = 0; i < G_N_ELEMENTS (inputs); i++) {
+                g_autoptr (GError) error = NULL;
+                g_autoptr (CorralComputerResult) result = run (f, inputs[i], &error);
+
+                g_test_message ("%s: %s", inputs[i], error ? error->message : "(accepted)");
+                g_assert_null (result);
+                g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+        }
+        g_usleep (100000);
+        events = take_events ();
+        g_assert_cmpuint (events->len, ==, 0);
+}
+
+/* Stopped while a key is held: the key is let go. */
+static void
+test_cancel_releases (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+        cJSON *input = cJSON_Parse ("{\"action\": \"hold_key\", \"text\": \"shift\", "
+                                    "\"duration\": 30}");
+        GAsyncResult *res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GArray) events = NULL;
+        gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+        corral_computer_run_async (f->computer, input, cancellable, on_done, &res);
+        cJSON_Delete (input);
+        while (g_get_monotonic_time () < until) {
+                guint len;
+
+                g_main_context_iteration (NULL, FALSE);
+                g_mutex_lock (&server->lock);
+                len = server->events->len;
+                g_mutex_unlock (&server->lock);
+                if (len >= 1)
+                        break;
+                g_usleep (2000);
+        }
+        g_cancellable_cancel (cancellable);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        g_assert_null (corral_computer_run_finish (f->computer, res, &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+        g_object_unref (res);
+        g_usleep (100000);
+        events = take_events ();
+        g_assert_cmpuint (events->len, >=, 2);
+        assert_key (events, 0, XKB_KEY_Shift_L, TRUE);
+        assert_key (events, 1, XKB_KEY_Shift_L, FALSE);
+}
+
+/* The screen gone in the middle of a wait: an error saying so, not a picture of the past. */
+static void
+test_screen_gone (Fixture *f, gconstpointer data)
+{
+        cJSON *input = cJSON_Parse ("{\"action\": \"wait\", \"duration\": 30}");
+        GAsyncResult *res = NULL;
+        g_autoptr (GError) error = NULL;
+
+        gint64 until = g_get_monotonic_time () + 200000;
+
+        corral_computer_run_async (f->computer, input, NULL, on_done, &res);
+        cJSON_Delete (input);
+        /* Well into the wait. */
+        while (g_get_monotonic_time () < until) {
+                g_main_context_iteration (NULL, FALSE);
+                g_usleep (5000);
+        }
+        corral_vnc_close (f->vnc);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        g_assert_null (corral_computer_run_finish (f->computer, res, &error));
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED);
+        g_object_unref (res);
+}
+
+int
+main (int argc, char **argv)
+{
+        g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+        ADD ("/computer/screenshot", test_screenshot);
+        ADD ("/computer/click", test_click);
+        ADD ("/computer/cursor-position", test_cursor_position);
+        ADD ("/computer/type", test_type);
+        ADD ("/computer/type-long", test_type_long);
+        ADD ("/computer/key", test_key);
+        ADD ("/computer/hold-key", test_hold_key);
+        ADD ("/computer/scroll", test_scroll);
+        ADD ("/computer/drag", test_drag);
+        ADD ("/computer/settles", test_settles);
+        ADD ("/computer/zoom", test_zoom);
+        ADD ("/computer/refused", test_refused);
+        ADD ("/computer/cancel-releases", test_cancel_releases);
+        ADD ("/computer/screen-gone", test_screen_gone);
+#undef ADD
+        return g_test_run ();
+}
