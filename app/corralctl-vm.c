@@ -13,6 +13,7 @@
 #include "corral-process.h"
 #include "corral-shares.h"
 #include "corral-task-start.h"
+#include "corral-domain-xml.h"
 #include "corral-vm-disk.h"
 #include "corral-vm-fork.h"
 #include "corral-vm-gc.h"
@@ -185,9 +186,13 @@ typedef struct {
         char *cpus;
         char **shares;
         gboolean from_pool;
+        gboolean screen;
+        char *screen_size;
         /* memory and cpus, parsed (vm_options_size) */
         guint memory_mib;
         guint vcpus;
+        /* --screen-size, parsed (vm_options_screen); 0: the default */
+        guint screen_width, screen_height;
 } VmOptions;
 
 static void
@@ -197,6 +202,7 @@ vm_options_clear (VmOptions *o)
         g_free (o->memory);
         g_free (o->cpus);
         g_strfreev (o->shares);
+        g_free (o->screen_size);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (VmOptions, vm_options_clear)
@@ -210,6 +216,29 @@ vm_options_size (const char *command, VmOptions *o)
         return (!o->memory || corralctl_option_uint (command, "--memory", o->memory, 64,
                                                      1024 * 1024, &o->memory_mib)) &&
                (!o->cpus || corralctl_option_uint (command, "--cpus", o->cpus, 1, 256, &o->vcpus));
+}
+
+/* --screen-size WIDTHxHEIGHT (it implies --screen), in the domain XML's bounds. */
+static gboolean
+vm_options_screen (VmOptions *o)
+{
+        g_auto (GStrv) parts = NULL;
+
+        if (!o->screen_size)
+                return TRUE;
+        o->screen = TRUE;
+        parts = g_strsplit (o->screen_size, "x", 3);
+        if (g_strv_length (parts) != 2) {
+                g_printerr (_ ("corralctl vm create: --screen-size takes WIDTHxHEIGHT, such as "
+                               "1280x800\n"));
+                return FALSE;
+        }
+        return corralctl_option_uint ("vm create", "--screen-size", parts[0],
+                                      CORRAL_DISPLAY_MIN_WIDTH, CORRAL_DISPLAY_MAX_WIDTH,
+                                      &o->screen_width) &&
+               corralctl_option_uint ("vm create", "--screen-size", parts[1],
+                                      CORRAL_DISPLAY_MIN_HEIGHT, CORRAL_DISPLAY_MAX_HEIGHT,
+                                      &o->screen_height);
 }
 
 static int
@@ -296,7 +325,7 @@ cmd_create (CorralVmManager *m, const char *name, const VmOptions *o, const Shar
         g_autoptr (CorralVmInfo) info = NULL;
         g_auto (GStrv) names = NULL;
 
-        if (o->from_pool && (pool_ret = take_from_pool (m, name, shares)) >= 0)
+        if (o->from_pool && !o->screen && (pool_ret = take_from_pool (m, name, shares)) >= 0)
                 return pool_ret;
         const CorralTaskSpec spec = {
                 .name = name,
@@ -304,7 +333,10 @@ cmd_create (CorralVmManager *m, const char *name, const VmOptions *o, const Shar
                 .memory_mib = o->memory_mib,
                 .vcpus = o->vcpus,
                 .shares = (const CorralTaskShare *) (void *) shares->shares->data,
-                .n_shares = shares->shares->len
+                .n_shares = shares->shares->len,
+                .screen = o->screen,
+                .screen_width = o->screen_width,
+                .screen_height = o->screen_height,
         };
         corral_task_create_async (m, &spec, on_create_progress, NULL, NULL, corralctl_got_result,
                                   &res);
@@ -501,6 +533,10 @@ run_vm_command (const char *cmd, const char *const *args, VmOptions *o)
         if ((g_str_equal (cmd, "create") || g_str_equal (cmd, "pool fill")) &&
             !vm_options_size (g_str_equal (cmd, "create") ? "vm create" : "vm pool fill", o))
                 return EXIT_CTL;
+        if (g_str_equal (cmd, "create") && !vm_options_screen (o))
+                return EXIT_CTL;
+        if (g_str_equal (cmd, "create") && o->screen && !corral_task_check_computer_use (&error))
+                return report (error);
         /* The organisation's policy and the folders before anything is built or booted, as the
          * app checks them (corral_task_preflight): either would stop the task after the boot. */
         if ((g_str_equal (cmd, "create") || g_str_equal (cmd, "pool fill")) &&
@@ -562,6 +598,11 @@ corralctl_vm_main (int argc, char **argv)
                   N_ ("PATH:MODE") },
                 { "from-pool", 0, 0, G_OPTION_ARG_NONE, &o.from_pool,
                   N_ ("Take a booted VM from the warm pool when it has one"), NULL },
+                { "screen", 0, 0, G_OPTION_ARG_NONE, &o.screen,
+                  N_ ("Give the VM a screen for computer use (see “corralctl computer”)"), NULL },
+                { "screen-size", 0, 0, G_OPTION_ARG_STRING, &o.screen_size,
+                  N_ ("The screen’s size, 640x480 to 3840x2160 (default 1280x800)"),
+                  N_ ("WIDTHxHEIGHT") },
                 G_OPTION_ENTRY_NULL
         };
         /* pool fill takes the same options but --share and --from-pool. */

@@ -15,6 +15,7 @@
 #include "corralctl-assistant.h"
 #include "corralctl-image.h"
 #include "corralctl-changes.h"
+#include "corralctl-computer.h"
 #include "corralctl-gc.h"
 #include "corralctl-mcp.h"
 #include "corralctl-share.h"
@@ -617,6 +618,8 @@ usage (FILE *out)
                  _ ("Put files back as they were before the assistant changed them"));
         fprintf (out, "  %-9s %s\n", "keep",
                  _ ("Keep every change and remove the originals kept for undo"));
+        fprintf (out, "  %-9s %s\n", "computer",
+                 _ ("Screenshots, clicks and typing on a VM's screen (computer use)"));
         fprintf (out, "  %-9s %s\n", "policy",
                  _ ("Show and check your organisation’s managed policy"));
         fprintf (out, "  %-9s %s\n", "secret", _ ("Store, list and remove keychain secrets"));
@@ -708,6 +711,8 @@ dispatch (int argc, char **argv)
         if (g_str_equal (argv[1], "changes") || g_str_equal (argv[1], "diff") ||
             g_str_equal (argv[1], "undo") || g_str_equal (argv[1], "keep"))
                 return corralctl_changes_main (argc - 1, argv + 1);
+        if (g_str_equal (argv[1], "computer"))
+                return corralctl_computer_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "policy"))
                 return corralctl_policy_main (argc - 1, argv + 1);
         if (g_str_equal (argv[1], "secret"))

@@ -14,7 +14,9 @@
 #include <glib-unix.h>
 #include <glib/gi18n.h>
 #include <poll.h>
+#include <pthread.h>
 #include <rfb/rfbclient.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -400,7 +402,13 @@ conn_thread (gpointer data)
         char *argv[] = { (char *) "corral", NULL };
         g_autofree char *reason = NULL;
         Closed *closed;
+        sigset_t pipe;
 
+        /* libvncclient writes with write(): a server gone (or our own shutdown() at close)
+         * must be EPIPE on this thread, not SIGPIPE for the whole program. */
+        sigemptyset (&pipe);
+        sigaddset (&pipe, SIGPIPE);
+        pthread_sigmask (SIG_BLOCK, &pipe, NULL);
         c->client = rfbGetClient (8, 3, 4);
         rfbClientSetClientData (c->client, &conn_tag, c);
         c->client->MallocFrameBuffer = on_malloc_framebuffer;

@@ -39,6 +39,25 @@ corral_task_check_managed_policy (GError **error)
         return policy != NULL;
 }
 
+gboolean
+corral_task_check_computer_use (GError **error)
+{
+        g_autoptr (CorralPolicy) policy = load_policy (error);
+        CorralPolicySetting how;
+        gboolean allowed = TRUE;
+
+        if (!policy)
+                return FALSE;
+        if (corral_policy_get_bool (policy, "computerUse.allowed", &allowed, &how) && how.locked &&
+            !allowed) {
+                g_set_error_literal (error, CORRAL_POLICY_ERROR, CORRAL_POLICY_ERROR_BLOCKED,
+                                     _ ("Computer use (a screen the assistant sees and drives) is "
+                                        "turned off (set by your organisation)."));
+                return FALSE;
+        }
+        return TRUE;
+}
+
 static gboolean folder_unopenable (const char *shown, int err, GError **error);
 
 /* The policy's word on each folder, where it really is (links resolved, as the file server
@@ -283,6 +302,8 @@ typedef struct {
         char *image_name;
         guint memory_mib;
         guint vcpus;
+        gboolean screen;
+        guint screen_width, screen_height;
         guint kept_space_mib;
         GArray *shares; /* CorralTaskShare, folders owned by folders */
         GPtrArray *folders;
@@ -438,6 +459,9 @@ boot (GTask *task)
                               .manifest_sha256 = c->image->manifest_sha256,
                               /* A per-VM overlay on it: the image's base is never written. */
                               .disk = c->image->disk,
+                              .vnc = c->screen,
+                              .display_width = c->screen_width,
+                              .display_height = c->screen_height,
                               .progress = on_upload_progress,
                               .progress_data = task };
         create_report (task, CORRAL_LAUNCH_STAGE_BOOT, -1.0, NULL);
@@ -523,6 +547,9 @@ corral_task_create_async (CorralVmManager *manager,
         c->image_name = g_strdup (spec->image);
         c->memory_mib = spec->memory_mib;
         c->vcpus = spec->vcpus;
+        c->screen = spec->screen;
+        c->screen_width = spec->screen_width;
+        c->screen_height = spec->screen_height;
         c->kept_space_mib = spec->kept_space_mib;
         c->shares = g_array_new (FALSE, FALSE, sizeof (CorralTaskShare));
         c->folders = g_ptr_array_new_with_free_func (g_free);
@@ -536,9 +563,20 @@ corral_task_create_async (CorralVmManager *manager,
         c->progress = progress;
         c->progress_data = progress_data;
         g_task_set_task_data (task, c, (GDestroyNotify) create_free);
+        /* Decided here, where the VM is made, whoever asked. */
+        if (spec->screen) {
+                GError *error = NULL;
+
+                if (!corral_task_check_computer_use (&error)) {
+                        g_task_return_error (task, error);
+                        g_object_unref (task);
+                        return;
+                }
+        }
         if (spec->built) {
                 c->image = corral_image_copy (spec->built);
-                if (spec->pool) {
+                /* A pool's VMs have no screen. */
+                if (spec->pool && !spec->screen) {
                         c->pool = g_object_ref (spec->pool);
                         create_report (task, CORRAL_LAUNCH_STAGE_BOOT, -1.0, NULL);
                         corral_vm_pool_take_async (c->pool, c->name, cancellable, on_taken, task);

@@ -67,6 +67,10 @@ gboolean corral_task_preflight (const CorralTaskShare *shares,
 gboolean
 corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, GError **error);
 
+/* Whether the assistant may have a screen in the VM (computerUse.allowed; a locked "false"
+ * refuses, with CORRAL_POLICY_ERROR_BLOCKED and a sentence saying it is the organisation's). */
+gboolean corral_task_check_computer_use (GError **error);
+
 /* The image a new workspace uses when the person chose chosen (NULL: none, "minimal"): the
  * image the organisation requires (images.required, locked), else chosen. (transfer full) */
 char *corral_task_default_image (const char *chosen);
@@ -80,6 +84,10 @@ typedef struct {
         guint kept_space_mib; /* 0: the default (corral_task_start_services()) */
         const CorralTaskShare *shares;
         gsize n_shares;
+        /* A screen for computer use (VNC on the VM folder's vnc.sock), of this size (0: the
+         * default, 1280x800); refused when the organisation turned computer use off. */
+        gboolean screen;
+        guint screen_width, screen_height;
         CorralEgressPolicy *policy; /* (nullable) the network policy; NULL keeps the default */
         /* (nullable) the image, already built and verified in this process for this spec
          * (corral-warm-workspace.h): not checked again */

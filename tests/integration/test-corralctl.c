@@ -578,6 +578,59 @@ test_damaged_policy_before_boot (void)
         g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* Computer use the organisation locked off: `vm create --screen` is refused with whose rule it
+ * is, before libvirt is asked anything (SECURITY.md V11); a screen size out of bounds and a
+ * VM without a screen are said plainly. */
+static void
+test_screen_refused (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("corralctl-screen-XXXXXX", NULL);
+        g_autofree char *policy = g_build_filename (dir, "managed.json", NULL);
+        g_autofree char *policy_env = g_strconcat ("CORRAL_MANAGED_POLICY=", policy, NULL);
+        g_autofree char *state_env = g_strconcat ("XDG_STATE_HOME=", dir, NULL);
+        const char *env[] = { policy_env, state_env,
+                              "CORRAL_LIBVIRT_URI=corral-test-none:///nowhere", NULL };
+        Ctl c;
+
+        g_assert_true (
+                g_file_set_contents (policy, "{\"computerUse\": {\"allowed\": false}}", -1, NULL));
+        ctl_env = env;
+        c = run_ctl (NULL, NULL, "vm", "create", "--screen", "work", NULL);
+        g_assert_cmpint (c.status, ==, 125);
+        g_assert_nonnull (strstr (c.err, "Computer use"));
+        g_assert_nonnull (strstr (c.err, "set by your organisation"));
+        g_assert_null (strstr (c.err, "libvirt"));
+        ctl_clear (&c);
+        /* --screen-size asks for a screen too. */
+        c = run_ctl (NULL, NULL, "vm", "create", "--screen-size", "1024x768", "work", NULL);
+        g_assert_cmpint (c.status, ==, 125);
+        g_assert_nonnull (strstr (c.err, "set by your organisation"));
+        ctl_clear (&c);
+
+        g_assert_true (g_file_set_contents (policy, "{}", -1, NULL));
+        c = run_ctl (NULL, NULL, "vm", "create", "--screen-size", "100x100", "work", NULL);
+        g_assert_cmpint (c.status, ==, 125);
+        g_assert_nonnull (strstr (c.err, "--screen-size"));
+        g_assert_nonnull (strstr (c.err, "640"));
+        ctl_clear (&c);
+        c = run_ctl (NULL, NULL, "computer", "work", "screenshot", "-o", "x.png", NULL);
+        g_assert_cmpint (c.status, ==, 125);
+        g_assert_nonnull (strstr (c.err, "has no screen"));
+        g_assert_nonnull (strstr (c.err, "--screen"));
+        ctl_clear (&c);
+        c = run_ctl (NULL, NULL, "computer", "work", "dance", NULL);
+        g_assert_cmpint (c.status, ==, 125);
+        g_assert_nonnull (strstr (c.err, "unknown action"));
+        ctl_clear (&c);
+        c = run_ctl (NULL, NULL, "computer", "work", "click", "10", NULL);
+        g_assert_cmpint (c.status, ==, 125);
+        g_assert_nonnull (strstr (c.err, "takes 2 argument"));
+        ctl_clear (&c);
+        ctl_env = NULL;
+        g_assert_cmpint (g_unlink (policy), ==, 0);
+        g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 /* `corralctl changes`: the journal corral-fsd kept, as the person reads it and as JSON, for a
  * VM that is there and for one that was removed (the journal outlives it); a damaged journal
  * is an error naming the file and line, never an empty list. */
@@ -1172,6 +1225,7 @@ main (int argc, char **argv)
         g_test_add_func ("/corralctl/changes", test_changes);
         g_test_add_func ("/corralctl/vm/embedded-holder-named", test_embedded_holder_named);
         g_test_add_func ("/corralctl/policy", test_policy);
+        g_test_add_func ("/corralctl/screen-refused", test_screen_refused);
         g_test_add_func ("/corralctl/image-signing", test_image_signing);
         g_test_add_func ("/corralctl/image-archive", test_image_archive);
         g_test_add_func ("/corralctl/image-recipe-refused", test_image_recipe_refused);
