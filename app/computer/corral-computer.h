@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cjson/cJSON.h>
+#include <gdk-pixbuf/gdk-pixbuf.h>
 #include <gio/gio.h>
 
 #include "corral-computer-screen.h"
@@ -80,5 +81,9 @@ corral_computer_run_finish (CorralComputer *self, GAsyncResult *result, GError *
 
 /* A screenshot of the whole screen at the model's scale, now (no settling). */
 CorralComputerResult *corral_computer_screenshot (CorralComputer *self, GError **error);
+
+/* pixbuf (RGB, 8 bits) as PNG, the way screenshots are encoded: fast row filtering and zlib's
+ * fastest level. */
+GBytes *corral_computer_encode_png (GdkPixbuf *pixbuf, GError **error);
 
 G_END_DECLS
