@@ -43,7 +43,31 @@ block_to_json (const CorralLlmBlock *block)
         default:
                 cJSON_AddStringToObject (j, "type", "tool_result");
                 corral_llm_json_add_text (j, "tool_use_id", block->id);
-                corral_llm_json_add_text (j, "content", block->text);
+                if (block->image) {
+                        /* Text and the picture: [{"type": "text"}, {"type": "image", "source":
+                         * {"type": "base64", "media_type", "data"}}]. */
+                        cJSON *content = cJSON_AddArrayToObject (j, "content");
+                        cJSON *text = cJSON_CreateObject ();
+                        cJSON *image = cJSON_CreateObject ();
+                        cJSON *source;
+                        g_autofree char *data =
+                                g_base64_encode (g_bytes_get_data (block->image, NULL),
+                                                 g_bytes_get_size (block->image));
+
+                        cJSON_AddStringToObject (text, "type", "text");
+                        corral_llm_json_add_text (text, "text",
+                                                  block->text && *block->text ? block->text
+                                                                              : "(screenshot)");
+                        cJSON_AddItemToArray (content, text);
+                        cJSON_AddStringToObject (image, "type", "image");
+                        source = cJSON_AddObjectToObject (image, "source");
+                        cJSON_AddStringToObject (source, "type", "base64");
+                        cJSON_AddStringToObject (source, "media_type", block->image_media_type);
+                        cJSON_AddStringToObject (source, "data", data);
+                        cJSON_AddItemToArray (content, image);
+                } else {
+                        corral_llm_json_add_text (j, "content", block->text);
+                }
                 if (block->is_error)
                         cJSON_AddTrueToObject (j, "is_error");
                 break;
@@ -81,6 +105,17 @@ add_tools (cJSON *body, const CorralLlmConversation *conv)
         for (guint i = 0; i < conv->tools->len; i++) {
                 const CorralLlmTool *t = g_ptr_array_index (conv->tools, i);
                 last = cJSON_CreateObject ();
+                if (t->hosted_type) {
+                        /* Anthropic's own tool: its type, name and the screen, no schema. */
+                        cJSON_AddStringToObject (last, "type", t->hosted_type);
+                        corral_llm_json_add_text (last, "name", t->name);
+                        cJSON_AddNumberToObject (last, "display_width_px", t->display_width);
+                        cJSON_AddNumberToObject (last, "display_height_px", t->display_height);
+                        if (g_str_equal (t->hosted_type, "computer_20251124"))
+                                cJSON_AddTrueToObject (last, "enable_zoom");
+                        cJSON_AddItemToArray (tools, last);
+                        continue;
+                }
                 corral_llm_json_add_text (last, "name", t->name);
                 corral_llm_json_add_text (last, "description", t->description);
                 cJSON_AddItemToObject (last, "input_schema",

@@ -45,6 +45,22 @@ corral_llm_block_new_tool_result (const char *tool_use_id, const char *content, 
 }
 
 CorralLlmBlock *
+corral_llm_block_new_tool_result_image (const char *tool_use_id,
+                                        const char *content,
+                                        gboolean is_error,
+                                        const char *media_type,
+                                        GBytes *image)
+{
+        CorralLlmBlock *block = corral_llm_block_new_tool_result (tool_use_id, content, is_error);
+
+        if (image && media_type) {
+                block->image = g_bytes_ref (image);
+                block->image_media_type = g_strdup (media_type);
+        }
+        return block;
+}
+
+CorralLlmBlock *
 corral_llm_block_copy (const CorralLlmBlock *block)
 {
         CorralLlmBlock *copy = block_new (block->type);
@@ -55,6 +71,8 @@ corral_llm_block_copy (const CorralLlmBlock *block)
         copy->input = block->input ? cJSON_Duplicate (block->input, TRUE) : NULL;
         copy->is_error = block->is_error;
         copy->outcome = g_strdup (block->outcome);
+        copy->image_media_type = g_strdup (block->image_media_type);
+        copy->image = block->image ? g_bytes_ref (block->image) : NULL;
         return copy;
 }
 
@@ -67,6 +85,8 @@ corral_llm_block_free (CorralLlmBlock *block)
         g_free (block->id);
         g_free (block->name);
         g_free (block->outcome);
+        g_free (block->image_media_type);
+        g_clear_pointer (&block->image, g_bytes_unref);
         cJSON_Delete (block->input);
         g_free (block);
 }
@@ -102,6 +122,7 @@ tool_free (CorralLlmTool *tool)
 {
         g_free (tool->name);
         g_free (tool->description);
+        g_free (tool->hosted_type);
         cJSON_Delete (tool->input_schema);
         g_free (tool);
 }
@@ -161,6 +182,38 @@ corral_llm_conversation_add_tool (CorralLlmConversation *conv,
 }
 
 void
+corral_llm_conversation_add_computer_tool (CorralLlmConversation *conv,
+                                           const char *hosted_type,
+                                           guint width,
+                                           guint height,
+                                           const char *description,
+                                           cJSON *input_schema)
+{
+        CorralLlmTool *tool;
+
+        g_return_if_fail (hosted_type != NULL && width > 0 && height > 0);
+        corral_llm_conversation_add_tool (conv, "computer", description, input_schema);
+        tool = g_ptr_array_index (conv->tools, conv->tools->len - 1);
+        tool->hosted_type = g_strdup (hosted_type);
+        tool->display_width = width;
+        tool->display_height = height;
+}
+
+const char *
+corral_llm_conversation_get_beta (const CorralLlmConversation *conv)
+{
+        for (guint i = 0; i < conv->tools->len; i++) {
+                const CorralLlmTool *t = g_ptr_array_index (conv->tools, i);
+
+                if (g_strcmp0 (t->hosted_type, "computer_20250124") == 0)
+                        return "computer-use-2025-01-24";
+                if (g_strcmp0 (t->hosted_type, "computer_20251124") == 0)
+                        return "computer-use-2025-11-24";
+        }
+        return NULL;
+}
+
+void
 corral_llm_conversation_add_message (CorralLlmConversation *conv, CorralLlmMessage *message)
 {
         g_return_if_fail (conv != NULL && message != NULL);
@@ -208,6 +261,25 @@ corral_llm_conversation_add_tool_result (CorralLlmConversation *conv,
         }
         corral_llm_message_add_block (
                 message, corral_llm_block_new_tool_result (tool_use_id, content, is_error));
+}
+
+void
+corral_llm_conversation_add_tool_result_image (CorralLlmConversation *conv,
+                                               const char *tool_use_id,
+                                               const char *content,
+                                               gboolean is_error,
+                                               const char *media_type,
+                                               GBytes *image)
+{
+        CorralLlmMessage *message = last_tool_result_message (conv);
+
+        if (message == NULL) {
+                message = corral_llm_message_new (CORRAL_LLM_ROLE_USER);
+                corral_llm_conversation_add_message (conv, message);
+        }
+        corral_llm_message_add_block (
+                message, corral_llm_block_new_tool_result_image (tool_use_id, content, is_error,
+                                                                 media_type, image));
 }
 
 void

@@ -44,6 +44,10 @@ typedef struct {
          * "cancelled", for the chat to say again when the task is reopened. Kept in the
          * transcript, never sent to the provider. */
         char *outcome;
+        /* TOOL_RESULT (nullable): a picture with the output (the computer tool's screenshot),
+         * "image/png" or "image/jpeg". */
+        char *image_media_type;
+        GBytes *image;
 } CorralLlmBlock;
 
 typedef struct {
@@ -55,6 +59,11 @@ typedef struct {
         char *name;
         char *description;
         cJSON *input_schema; /* a JSON Schema object */
+        /* nullable: a tool the provider defines (Anthropic's "computer_20250124",
+         * "computer_20251124"), sent as its type and the screen's size where the provider has
+         * it; elsewhere a function tool with the name, description and schema above. */
+        char *hosted_type;
+        guint display_width, display_height;
 } CorralLlmTool;
 
 typedef struct {
@@ -96,6 +105,12 @@ CorralLlmBlock *corral_llm_block_new_text (const char *text);
 CorralLlmBlock *corral_llm_block_new_tool_use (const char *id, const char *name, cJSON *input);
 CorralLlmBlock *
 corral_llm_block_new_tool_result (const char *tool_use_id, const char *content, gboolean is_error);
+/* The same with a picture (media_type "image/png" or "image/jpeg"; image is referenced). */
+CorralLlmBlock *corral_llm_block_new_tool_result_image (const char *tool_use_id,
+                                                        const char *content,
+                                                        gboolean is_error,
+                                                        const char *media_type,
+                                                        GBytes *image);
 CorralLlmBlock *corral_llm_block_copy (const CorralLlmBlock *block);
 void corral_llm_block_free (CorralLlmBlock *block);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CorralLlmBlock, corral_llm_block_free)
@@ -117,6 +132,17 @@ void corral_llm_conversation_add_tool (CorralLlmConversation *conv,
                                        const char *name,
                                        const char *description,
                                        cJSON *input_schema);
+/* The computer tool: hosted_type is Anthropic's ("computer_20250124", or "computer_20251124"
+ * with zoom), the screen the model sees is width x height; description and input_schema
+ * (taken) describe the same actions as a function tool to other providers. */
+void corral_llm_conversation_add_computer_tool (CorralLlmConversation *conv,
+                                                const char *hosted_type,
+                                                guint width,
+                                                guint height,
+                                                const char *description,
+                                                cJSON *input_schema);
+/* The anthropic-beta header the conversation's tools need, or NULL. */
+const char *corral_llm_conversation_get_beta (const CorralLlmConversation *conv);
 /* Takes message. */
 void corral_llm_conversation_add_message (CorralLlmConversation *conv, CorralLlmMessage *message);
 void corral_llm_conversation_add_user_text (CorralLlmConversation *conv, const char *text);
@@ -126,6 +152,13 @@ void corral_llm_conversation_add_tool_result (CorralLlmConversation *conv,
                                               const char *tool_use_id,
                                               const char *content,
                                               gboolean is_error);
+/* The same with a picture (the computer tool's screenshot; image is referenced). */
+void corral_llm_conversation_add_tool_result_image (CorralLlmConversation *conv,
+                                                    const char *tool_use_id,
+                                                    const char *content,
+                                                    gboolean is_error,
+                                                    const char *media_type,
+                                                    GBytes *image);
 /* Appends the response's blocks (copied) as an assistant message. */
 void corral_llm_conversation_add_response (CorralLlmConversation *conv,
                                            const CorralLlmResponse *response);

@@ -32,6 +32,61 @@ joined_text (const CorralLlmMessage *message)
         return g_string_free (s, FALSE);
 }
 
+static gboolean
+has_pictures (const CorralLlmMessage *message)
+{
+        for (guint i = 0; i < message->blocks->len; i++) {
+                const CorralLlmBlock *b = g_ptr_array_index (message->blocks, i);
+
+                if (b->type == CORRAL_LLM_BLOCK_TOOL_RESULT && b->image)
+                        return TRUE;
+        }
+        return FALSE;
+}
+
+/* A "tool" message is text only in this API: the pictures of tool results (screenshots) follow
+ * in one "user" message, each as a data: URL after a line naming its call, then the message's
+ * own text. */
+static void
+add_pictures (cJSON *messages, const CorralLlmMessage *message, const char *text)
+{
+        cJSON *m, *parts;
+
+        if (!has_pictures (message))
+                return;
+        m = cJSON_CreateObject ();
+        cJSON_AddStringToObject (m, "role", "user");
+        parts = cJSON_AddArrayToObject (m, "content");
+        for (guint i = 0; i < message->blocks->len; i++) {
+                const CorralLlmBlock *b = g_ptr_array_index (message->blocks, i);
+                g_autofree char *label = NULL, *data = NULL, *url = NULL;
+                cJSON *part;
+
+                if (b->type != CORRAL_LLM_BLOCK_TOOL_RESULT || !b->image)
+                        continue;
+                label = g_strdup_printf ("The screen after tool call %s:", b->id);
+                part = cJSON_CreateObject ();
+                cJSON_AddStringToObject (part, "type", "text");
+                corral_llm_json_add_text (part, "text", label);
+                cJSON_AddItemToArray (parts, part);
+                data = g_base64_encode (g_bytes_get_data (b->image, NULL),
+                                        g_bytes_get_size (b->image));
+                url = g_strdup_printf ("data:%s;base64,%s", b->image_media_type, data);
+                part = cJSON_CreateObject ();
+                cJSON_AddStringToObject (part, "type", "image_url");
+                cJSON_AddStringToObject (cJSON_AddObjectToObject (part, "image_url"), "url", url);
+                cJSON_AddItemToArray (parts, part);
+        }
+        if (*text != '\0') {
+                cJSON *part = cJSON_CreateObject ();
+
+                cJSON_AddStringToObject (part, "type", "text");
+                corral_llm_json_add_text (part, "text", text);
+                cJSON_AddItemToArray (parts, part);
+        }
+        cJSON_AddItemToArray (messages, m);
+}
+
 static void
 add_user (cJSON *messages, const CorralLlmMessage *message)
 {
@@ -51,7 +106,8 @@ add_user (cJSON *messages, const CorralLlmMessage *message)
                 corral_llm_json_add_text (m, "content", content);
                 cJSON_AddItemToArray (messages, m);
         }
-        if (*text != '\0') {
+        add_pictures (messages, message, text);
+        if (*text != '\0' && !has_pictures (message)) {
                 cJSON *m = cJSON_CreateObject ();
                 cJSON_AddStringToObject (m, "role", "user");
                 corral_llm_json_add_text (m, "content", text);

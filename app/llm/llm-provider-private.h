@@ -34,6 +34,7 @@ typedef struct CorralLlmRequest {
         CorralLlmProvider *self; /* unowned: the task holds it */
         GBytes *body;
         char *url;
+        char *beta; /* nullable: the anthropic-beta header */
         CorralLlmEventFunc event_func;
         gpointer event_data;
         GDestroyNotify event_data_notify;

@@ -198,6 +198,7 @@ corral_llm_provider_stream_async (CorralLlmProvider *self,
         g_autoptr (GTask) task = NULL;
         g_autoptr (GError) error = NULL;
         g_autoptr (GBytes) body = NULL;
+        CorralLlmRequest *req;
         char *json;
 
         g_return_if_fail (CORRAL_IS_LLM_PROVIDER (self));
@@ -213,10 +214,11 @@ corral_llm_provider_stream_async (CorralLlmProvider *self,
                 return;
         }
         body = g_bytes_new_take (json, strlen (json));
-        g_task_set_task_data (task,
-                              corral_llm_request_new (self, body, event_func, event_data,
-                                                      event_data_notify, cancellable),
-                              (GDestroyNotify) corral_llm_request_free);
+        req = corral_llm_request_new (self, body, event_func, event_data, event_data_notify,
+                                      cancellable);
+        /* Anthropic's computer tool is a beta: its header goes with the request. */
+        req->beta = g_strdup (corral_llm_conversation_get_beta (conv));
+        g_task_set_task_data (task, req, (GDestroyNotify) corral_llm_request_free);
         corral_llm_request_start (g_steal_pointer (&task));
 }
 

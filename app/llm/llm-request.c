@@ -66,6 +66,7 @@ corral_llm_request_free (Request *req)
         }
         g_bytes_unref (req->body);
         g_free (req->url);
+        g_free (req->beta);
         if (req->event_data_notify != NULL)
                 req->event_data_notify (req->event_data);
         g_free (req);
@@ -394,6 +395,9 @@ attempt_start (GTask *task)
         req->msg = soup_message_new (SOUP_METHOD_POST, req->url);
         corral_llm_http_add_headers (self->kind, soup_message_get_request_headers (req->msg),
                                      self->api_key);
+        if (req->beta && self->kind == CORRAL_LLM_PROVIDER_ANTHROPIC)
+                soup_message_headers_replace (soup_message_get_request_headers (req->msg),
+                                              "anthropic-beta", req->beta);
         soup_message_set_request_body_from_bytes (req->msg, "application/json", req->body);
         idle_restart (req);
         soup_session_send_async (self->session, req->msg, G_PRIORITY_DEFAULT,

@@ -191,6 +191,50 @@ test_tool_use (gconstpointer data)
         }
 }
 
+/* The computer tool through the provider: Anthropic gets its beta header with the hosted tool
+ * (and no other request does), the screenshot reaches the server as the wire wants it. */
+static void
+test_computer_tool (gconstpointer data)
+{
+        g_autoptr (CorralFakeLlmClient) c = corral_fake_llm_client_new (GPOINTER_TO_INT (data));
+        g_autoptr (GBytes) png = g_bytes_new_static ("\x89PNG\r\n\x1a\n", 8);
+        g_autofree char *encoded = g_base64_encode ((const guchar *) "\x89PNG\r\n\x1a\n", 8);
+        const CorralLlmBlock *block;
+        const cJSON *body;
+        g_autofree char *text = NULL;
+
+        corral_llm_conversation_add_computer_tool (
+                c->conv, "computer_20250124", 1280, 800, "Use the screen",
+                cJSON_Parse ("{\"type\": \"object\", \"properties\": {\"action\": "
+                             "{\"type\": \"string\"}}}"));
+        corral_fake_llm_client_push_reply (c, "Looking.", "toolu_c", "computer",
+                                           "{\"action\": \"screenshot\"}", "tool");
+        corral_fake_llm_client_push_reply (c, "I see it.", NULL, NULL, NULL, "end");
+        corral_fake_llm_client_run (c, NULL);
+        g_assert_no_error (c->error);
+        block = g_ptr_array_index (c->response->blocks, 1);
+        g_assert_cmpstr (block->name, ==, "computer");
+        corral_llm_conversation_add_response (c->conv, c->response);
+        corral_llm_conversation_add_tool_result_image (c->conv, block->id, "The screen.", FALSE,
+                                                       "image/png", png);
+        corral_fake_llm_client_run (c, NULL);
+        g_assert_no_error (c->error);
+        body = corral_fake_llm_client_sent_body (c, 1);
+        text = cJSON_PrintUnformatted (body);
+        if (is_anthropic (data)) {
+                g_assert_cmpstr (corral_fake_llm_client_sent_header (c, 0, "anthropic-beta"), ==,
+                                 "computer-use-2025-01-24");
+                g_assert_cmpstr (corral_fake_llm_client_sent_header (c, 1, "anthropic-beta"), ==,
+                                 "computer-use-2025-01-24");
+                g_assert_nonnull (strstr (text, "\"type\":\"computer_20250124\""));
+                g_assert_nonnull (strstr (text, "\"media_type\":\"image/png\""));
+        } else {
+                g_assert_null (corral_fake_llm_client_sent_header (c, 0, "anthropic-beta"));
+                g_assert_nonnull (strstr (text, "\"image_url\""));
+        }
+        g_assert_nonnull (strstr (text, encoded));
+}
+
 static void
 test_tool_no_input (gconstpointer data)
 {
@@ -461,6 +505,7 @@ main (int argc, char **argv)
         g_test_init (&argc, &argv, NULL);
         add ("text", test_text);
         add ("tool-use", test_tool_use);
+        add ("computer-tool", test_computer_tool);
         add ("tool-no-input", test_tool_no_input);
         add ("stop-reasons", test_stop_reasons);
         add ("unknown-events", test_unknown_events);

@@ -115,6 +115,79 @@ test_openai_body (void)
         g_assert_cmpstr (at_str (j, "tools.0.function.parameters.type"), ==, "object");
 }
 
+/* The computer tool: Anthropic's own tool type with the screen's size and its beta; a function
+ * tool elsewhere. A screenshot in a tool result: an image block (Anthropic), a user message
+ * with a data: URL after the tool message (OpenAI, whose tool messages are text only). */
+static CorralLlmConversation *
+computer_conversation (const char *hosted_type)
+{
+        CorralLlmConversation *conv = corral_llm_conversation_new ("model", 100);
+        CorralLlmMessage *m = corral_llm_message_new (CORRAL_LLM_ROLE_ASSISTANT);
+        g_autoptr (GBytes) png = g_bytes_new_static ("\x89PNG\r\n\x1a\n", 8);
+        cJSON *schema = cJSON_Parse ("{\"type\": \"object\", \"properties\": {\"action\": "
+                                     "{\"type\": \"string\"}}, \"required\": [\"action\"]}");
+
+        corral_llm_conversation_add_tool (conv, "shell", "Run a command", NULL);
+        corral_llm_conversation_add_computer_tool (conv, hosted_type, 1280, 800,
+                                                   "Use the VM's screen", schema);
+        corral_llm_conversation_add_user_text (conv, "click OK");
+        corral_llm_message_add_block (
+                m, corral_llm_block_new_tool_use ("c1", "computer",
+                                                  cJSON_Parse ("{\"action\": \"screenshot\"}")));
+        corral_llm_conversation_add_message (conv, m);
+        corral_llm_conversation_add_tool_result_image (conv, "c1", "The screen.", FALSE,
+                                                       "image/png", png);
+        return conv;
+}
+
+static void
+test_computer_tool (void)
+{
+        g_autoptr (CorralLlmConversation) conv = computer_conversation ("computer_20250124");
+        g_autoptr (CorralLlmConversation) zoom = computer_conversation ("computer_20251124");
+        g_autoptr (cJSON) a = build (corral_llm_anthropic_build_body, conv);
+        g_autoptr (cJSON) az = build (corral_llm_anthropic_build_body, zoom);
+        g_autoptr (cJSON) o = build (corral_llm_openai_build_body, conv);
+        g_autofree char *data = g_base64_encode ((const guchar *) "\x89PNG\r\n\x1a\n", 8);
+        g_autofree char *url = g_strconcat ("data:image/png;base64,", data, NULL);
+        g_autoptr (CorralLlmConversation) plain = corral_llm_conversation_new ("m", 1);
+
+        g_assert_cmpstr (corral_llm_conversation_get_beta (conv), ==, "computer-use-2025-01-24");
+        g_assert_cmpstr (corral_llm_conversation_get_beta (zoom), ==, "computer-use-2025-11-24");
+        corral_llm_conversation_add_tool (plain, "shell", "Run a command", NULL);
+        g_assert_null (corral_llm_conversation_get_beta (plain));
+
+        /* Anthropic: the hosted type, no schema; zoom turned on for the newer one. */
+        g_assert_cmpstr (at_str (a, "tools.1.type"), ==, "computer_20250124");
+        g_assert_cmpstr (at_str (a, "tools.1.name"), ==, "computer");
+        g_assert_cmpint (at (a, "tools.1.display_width_px")->valueint, ==, 1280);
+        g_assert_cmpint (at (a, "tools.1.display_height_px")->valueint, ==, 800);
+        g_assert_null (at (a, "tools.1.input_schema"));
+        g_assert_null (at (a, "tools.1.enable_zoom"));
+        g_assert_true (cJSON_IsTrue (at (az, "tools.1.enable_zoom")));
+        g_assert_cmpstr (at_str (a, "messages.2.content.0.type"), ==, "tool_result");
+        g_assert_cmpstr (at_str (a, "messages.2.content.0.content.0.text"), ==, "The screen.");
+        g_assert_cmpstr (at_str (a, "messages.2.content.0.content.1.type"), ==, "image");
+        g_assert_cmpstr (at_str (a, "messages.2.content.0.content.1.source.type"), ==, "base64");
+        g_assert_cmpstr (at_str (a, "messages.2.content.0.content.1.source.media_type"), ==,
+                         "image/png");
+        g_assert_cmpstr (at_str (a, "messages.2.content.0.content.1.source.data"), ==, data);
+
+        /* OpenAI: a function with the schema; the tool message, then the picture. */
+        g_assert_cmpstr (at_str (o, "tools.1.type"), ==, "function");
+        g_assert_cmpstr (at_str (o, "tools.1.function.name"), ==, "computer");
+        g_assert_cmpstr (at_str (o, "tools.1.function.parameters.required.0"), ==, "action");
+        g_assert_cmpstr (at_str (o, "messages.2.role"), ==, "tool");
+        g_assert_cmpstr (at_str (o, "messages.2.tool_call_id"), ==, "c1");
+        g_assert_cmpstr (at_str (o, "messages.2.content"), ==, "The screen.");
+        g_assert_cmpstr (at_str (o, "messages.3.role"), ==, "user");
+        g_assert_cmpstr (at_str (o, "messages.3.content.0.type"), ==, "text");
+        g_assert_nonnull (strstr (at_str (o, "messages.3.content.0.text"), "c1"));
+        g_assert_cmpstr (at_str (o, "messages.3.content.1.type"), ==, "image_url");
+        g_assert_cmpstr (at_str (o, "messages.3.content.1.image_url.url"), ==, url);
+        g_assert_cmpint (cJSON_GetArraySize (at (o, "messages")), ==, 4);
+}
+
 static void
 test_empty_conversation (void)
 {
@@ -349,6 +422,7 @@ main (int argc, char **argv)
         g_test_add_func ("/llm-wire/anthropic-body", test_anthropic_body);
         g_test_add_func ("/llm-wire/openai-body", test_openai_body);
         g_test_add_func ("/llm-wire/empty-conversation", test_empty_conversation);
+        g_test_add_func ("/llm-wire/computer-tool", test_computer_tool);
         g_test_add_func ("/llm-wire/openai-fragments", test_openai_fragments);
         g_test_add_func ("/llm-wire/openai-refusals", test_openai_refusals);
         g_test_add_func ("/llm-wire/anthropic-blocks", test_anthropic_blocks);
