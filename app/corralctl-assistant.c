@@ -23,7 +23,9 @@
 #include "corral-assistant-loop.h"
 #include "corral-paths.h"
 #include "corral-secret-store.h"
+#include "corral-task-start.h"
 #include "corral-vm-host.h"
+#include "corralctl-computer.h"
 #include "corralctl-vm.h"
 
 #include <glib-unix.h>
@@ -45,6 +47,7 @@ static char *opt_resume;
 static int opt_max_steps;
 static gboolean opt_no;
 static gboolean opt_unconfined;
+static gboolean opt_computer;
 static char *opt_vm_dir;
 static char **opt_rest;
 
@@ -64,6 +67,10 @@ static const GOptionEntry entries[] = {
         { "unconfined-commands", 0, 0, G_OPTION_ARG_NONE, &opt_unconfined,
           N_ ("Run the assistant's commands without the second wall inside the VM (seccomp "
               "filter, Landlock), for a program that needs a system call it refuses"),
+          NULL },
+        { "computer", 0, 0, G_OPTION_ARG_NONE, &opt_computer,
+          N_ ("Let the assistant see and use the VM's screen (a VM made with vm create "
+              "--screen): screenshots, clicks, typing"),
           NULL },
         /* Tests: with --local, a folder that stands in for a VM's (its logs, its policy). */
         { "vm-dir", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &opt_vm_dir,
@@ -515,6 +522,21 @@ setup (Assistant *a, const char *vm, GError **error)
         if (opt_max_steps > 0)
                 corral_assistant_session_set_max_steps (a->session, (guint) opt_max_steps);
         corral_assistant_session_set_unconfined_commands (a->session, opt_unconfined);
+        if (opt_computer) {
+                g_autoptr (CorralComputer) computer = NULL;
+
+                /* The person turned it on; the organisation may have turned it off. */
+                if (!vm) {
+                        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                                             _ ("--computer needs a VM with a screen, not "
+                                                "--local"));
+                        return FALSE;
+                }
+                if (!corral_task_check_computer_use (error) ||
+                    !(computer = corralctl_computer_open (vm, vm_dir, error)))
+                        return FALSE;
+                corral_assistant_session_set_computer (a->session, computer);
+        }
         return TRUE;
 }
 

@@ -219,6 +219,50 @@ on_closed (CorralVnc *vnc, const char *reason, gpointer data)
                 *slot = g_strdup (reason);
 }
 
+static gboolean
+wake (gpointer data)
+{
+        *(gboolean *) data = TRUE;
+        return G_SOURCE_REMOVE;
+}
+
+CorralComputer *
+corralctl_computer_open (const char *vm, const char *vm_dir, GError **error)
+{
+        g_autofree char *sock = g_build_filename (vm_dir, "vnc.sock", NULL);
+        g_autofree char *closed_reason = NULL;
+        g_autoptr (CorralVnc) vnc = NULL;
+        g_autoptr (GAsyncResult) res = NULL;
+        gboolean late = FALSE;
+        guint timeout;
+
+        if (!g_file_test (sock, G_FILE_TEST_EXISTS)) {
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                             _ ("the VM “%s” has no screen, or is not running (a VM with one: "
+                                "corralctl vm create --screen NAME)"),
+                             vm);
+                return NULL;
+        }
+        vnc = corral_vnc_new ();
+        g_signal_connect (vnc, "closed", G_CALLBACK (on_closed), &closed_reason);
+        corral_vnc_connect_async (vnc, sock, NULL, corralctl_got_result, &res);
+        if (!corral_vnc_connect_finish (vnc, corralctl_wait_for (&res), error))
+                return NULL;
+        timeout = g_timeout_add (FIRST_PICTURE_MS, wake, &late);
+        while (corral_vnc_get_update_count (vnc) == 0 && corral_vnc_is_connected (vnc) && !late)
+                g_main_context_iteration (NULL, TRUE);
+        if (!late)
+                g_source_remove (timeout);
+        g_signal_handlers_disconnect_by_func (vnc, on_closed, &closed_reason);
+        if (corral_vnc_get_update_count (vnc) == 0) {
+                g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                                     closed_reason ? closed_reason
+                                                   : _ ("the VM’s screen sent no picture"));
+                return NULL;
+        }
+        return corral_computer_new (vnc);
+}
+
 int
 corralctl_computer_main (int argc, char **argv)
 {
@@ -243,12 +287,10 @@ corralctl_computer_main (int argc, char **argv)
         };
         g_autoptr (GError) error = NULL;
         g_autoptr (cJSON) input = NULL;
-        g_autoptr (CorralVnc) vnc = NULL;
         g_autoptr (CorralComputer) computer = NULL;
         g_autoptr (GAsyncResult) res = NULL;
         g_autoptr (CorralComputerResult) result = NULL;
-        g_autofree char *vm_dir = NULL, *sock = NULL, *closed_reason = NULL;
-        gint64 until;
+        g_autofree char *vm_dir = NULL;
 
         if (!corralctl_options_parse (
                     "computer", _ ("VM ACTION [ARGUMENT…]"),
@@ -277,26 +319,8 @@ corralctl_computer_main (int argc, char **argv)
                 return report (error->message);
         }
 
-        sock = g_build_filename (vm_dir, "vnc.sock", NULL);
-        if (!g_file_test (sock, G_FILE_TEST_EXISTS)) {
-                g_printerr (_ ("corralctl computer: the VM “%s” has no screen, or is not running "
-                               "(a VM with one: corralctl vm create --screen NAME)\n"),
-                            argv[1]);
-                return CORRALCTL_EXIT_USAGE;
-        }
-        vnc = corral_vnc_new ();
-        g_signal_connect (vnc, "closed", G_CALLBACK (on_closed), &closed_reason);
-        corral_vnc_connect_async (vnc, sock, NULL, corralctl_got_result, &res);
-        if (!corral_vnc_connect_finish (vnc, corralctl_wait_for (&res), &error))
+        if (!(computer = corralctl_computer_open (argv[1], vm_dir, &error)))
                 return report (error->message);
-        until = g_get_monotonic_time () + FIRST_PICTURE_MS * 1000;
-        while (corral_vnc_get_update_count (vnc) == 0 && corral_vnc_is_connected (vnc) &&
-               g_get_monotonic_time () < until)
-                g_main_context_iteration (NULL, TRUE);
-        if (corral_vnc_get_update_count (vnc) == 0)
-                return report (closed_reason ? closed_reason
-                                             : _ ("the VM’s screen sent no picture"));
-        computer = corral_computer_new (vnc);
         corral_computer_set_image_format (computer, jpeg ? CORRAL_COMPUTER_IMAGE_JPEG
                                                          : CORRAL_COMPUTER_IMAGE_PNG);
         if (!input) {
@@ -324,6 +348,5 @@ corralctl_computer_main (int argc, char **argv)
         } else if (output) {
                 return report (_ ("this action has no picture to write"));
         }
-        corral_vnc_close (vnc);
         return 0;
 }

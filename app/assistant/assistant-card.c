@@ -78,6 +78,8 @@ corral_assistant_tool_card_unref (CorralAssistantToolCard *card)
         g_ptr_array_unref (card->files_changed);
         g_ptr_array_unref (card->network);
         g_ptr_array_unref (card->blocked);
+        g_clear_pointer (&card->image, g_bytes_unref);
+        g_free (card->image_media_type);
         g_free (card);
 }
 

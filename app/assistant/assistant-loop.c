@@ -71,13 +71,19 @@ last_is_user (CorralAssistantSession *self)
 
 /* outcome: (nullable) the person's answer, when the tool asked them. */
 static void
-add_tool_result (CorralAssistantSession *self,
-                 const char *id,
-                 const char *text,
-                 gboolean is_error,
-                 const char *outcome)
+add_tool_result_full (CorralAssistantSession *self,
+                      const char *id,
+                      const char *text,
+                      gboolean is_error,
+                      const char *outcome,
+                      const char *media_type,
+                      GBytes *image)
 {
-        corral_llm_conversation_add_tool_result (self->conv, id, text, is_error);
+        if (image)
+                corral_llm_conversation_add_tool_result_image (self->conv, id, text, is_error,
+                                                               media_type, image);
+        else
+                corral_llm_conversation_add_tool_result (self->conv, id, text, is_error);
         if (outcome) {
                 CorralLlmMessage *last = self->conv->messages->pdata[self->conv->messages->len - 1];
                 CorralLlmBlock *block = last->blocks->pdata[last->blocks->len - 1];
@@ -85,6 +91,16 @@ add_tool_result (CorralAssistantSession *self,
                 block->outcome = g_strdup (outcome);
         }
         record (self, assistant_store_tool_result_record (id, text, is_error, outcome));
+}
+
+static void
+add_tool_result (CorralAssistantSession *self,
+                 const char *id,
+                 const char *text,
+                 gboolean is_error,
+                 const char *outcome)
+{
+        add_tool_result_full (self, id, text, is_error, outcome, NULL, NULL);
 }
 
 static void
@@ -224,7 +240,8 @@ tool_done (GObject *source, GAsyncResult *result, gpointer user_data)
                 finish_error (task, error);
                 return;
         }
-        add_tool_result (ts->self, card->tool_id, card->output, card->is_error, card->outcome);
+        add_tool_result_full (ts->self, card->tool_id, card->output, card->is_error, card->outcome,
+                              card->image_media_type, card->image);
         ts->tool_calls++;
         audit_tool_call (ts->self, card);
         assistant_session_emit_card (ts->self, card, TRUE);

@@ -17,6 +17,7 @@ struct _CorralAssistantSession {
         CorralLlmProvider *provider;
         CorralAgentClient *client;
         CorralMcpManager *mcp;
+        CorralComputer *computer; /* nullable: computer use is off */
         CorralLlmConversation *conv;
         AssistantStore *store;
 
@@ -91,6 +92,10 @@ void assistant_tool_str_replace (AssistantToolCall *call);
 void assistant_tool_insert (AssistantToolCall *call);
 void assistant_tool_request_approval (AssistantToolCall *call);
 void assistant_tool_mcp (AssistantToolCall *call);
+/* The computer tool (assistant-computer.c): described into conv when the session has a screen,
+ * and run on it. */
+void assistant_computer_describe (CorralAssistantSession *self, CorralLlmConversation *conv);
+void assistant_tool_computer (AssistantToolCall *call);
 
 /* Cards (assistant-card.c) */
 CorralAssistantToolCard *assistant_tool_card_new (const CorralLlmBlock *block);

@@ -31,6 +31,7 @@ corral_assistant_session_dispose (GObject *object)
         g_clear_object (&self->provider);
         g_clear_object (&self->client);
         g_clear_object (&self->mcp);
+        g_clear_object (&self->computer);
         G_OBJECT_CLASS (corral_assistant_session_parent_class)->dispose (object);
 }
 
@@ -211,6 +212,13 @@ corral_assistant_session_set_mcp_manager (CorralAssistantSession *self, CorralMc
 {
         g_return_if_fail (CORRAL_IS_ASSISTANT_SESSION (self));
         g_set_object (&self->mcp, manager);
+}
+
+void
+corral_assistant_session_set_computer (CorralAssistantSession *self, CorralComputer *computer)
+{
+        g_return_if_fail (CORRAL_IS_ASSISTANT_SESSION (self));
+        g_set_object (&self->computer, computer);
 }
 
 void

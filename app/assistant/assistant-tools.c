@@ -78,6 +78,7 @@ agent_tools_describe (CorralAssistantSession *self, CorralLlmConversation *conv)
         for (gsize i = 0; i < G_N_ELEMENTS (builtins); i++)
                 corral_llm_conversation_add_tool (conv, builtins[i].name, builtins[i].description,
                                                   cJSON_Parse (builtins[i].schema));
+        assistant_computer_describe (self, conv);
         if (!self->mcp)
                 return;
         for (guint i = 0; i < corral_mcp_manager_get_tools (self->mcp)->len; i++) {
@@ -116,6 +117,8 @@ unknown_tool (AssistantToolCall *call)
 
         for (gsize i = 0; i < G_N_ELEMENTS (builtins); i++)
                 g_string_append_printf (names, "%s%s", i ? ", " : "", builtins[i].name);
+        if (self->computer)
+                g_string_append (names, ", computer");
         for (guint i = 0; self->mcp && i < corral_mcp_manager_get_tools (self->mcp)->len; i++)
                 g_string_append_printf (
                         names, ", %s",
@@ -156,7 +159,9 @@ agent_tools_run_async (CorralAssistantSession *self,
                         return;
                 }
         }
-        if (is_mcp_tool (self, block->name))
+        if (self->computer && g_str_equal (block->name, "computer"))
+                assistant_tool_computer (call);
+        else if (is_mcp_tool (self, block->name))
                 assistant_tool_mcp (call);
         else
                 unknown_tool (call);

@@ -28,6 +28,7 @@
 #pragma once
 
 #include "corral-agent-client.h"
+#include "corral-computer.h"
 #include "corral-llm.h"
 #include "corral-mcp.h"
 #include "corral-shares.h"
@@ -59,6 +60,13 @@ typedef struct {
         /* (nullable) request_approval: the person's answer and what came of it ("denied",
          * "done", "failed", "cancelled"), as the audit log records it */
         char *outcome;
+        /* (nullable) computer: the screenshot the action returned (what the model saw), its
+         * size, and where the action pointed on it, to mark for the person */
+        GBytes *image;
+        char *image_media_type;
+        guint image_width, image_height;
+        gboolean has_point;
+        guint point_x, point_y;
 } CorralAssistantToolCard;
 
 #define CORRAL_TYPE_ASSISTANT_TOOL_CARD (corral_assistant_tool_card_get_type ())
@@ -191,6 +199,11 @@ void corral_assistant_session_set_credential_names (CorralAssistantSession *self
                                                     const char *const *names);
 void corral_assistant_session_set_mcp_manager (CorralAssistantSession *self,
                                                CorralMcpManager *manager);
+/* Computer use for this session's tasks (off, NULL, by default; the person turns it on): the
+ * "computer" tool on computer's screen (a connected CorralComputer, referenced). Offered to
+ * Anthropic models as their computer tool (computer_20250124), to others as a function tool
+ * with the same actions; each call's screenshot goes back to the model and onto its card. */
+void corral_assistant_session_set_computer (CorralAssistantSession *self, CorralComputer *computer);
 void corral_assistant_session_set_max_steps (CorralAssistantSession *self, guint max_steps);
 /* The shell tool: default and maximum timeout, and how much output the model sees (head and
  * tail of this many bytes each; the middle is cut with a note). Defaults 120 s, 1800 s, 8 KiB. */

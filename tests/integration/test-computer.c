@@ -10,155 +10,17 @@
  */
 #include <gdk-pixbuf/gdk-pixbuf.h>
 #include <gio/gio.h>
-#include <rfb/rfb.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
 #include "corral-computer.h"
+#include "vnc-test-server.h"
 
-#define SCREEN_W 1920
-#define SCREEN_H 1200
+#define SCREEN_W VNC_TEST_SCREEN_W
+#define SCREEN_H VNC_TEST_SCREEN_H
 
-typedef struct {
-        guint8 type; /* 'k' key, 'p' pointer */
-        guint32 keysym;
-        gboolean down;
-        int x, y, buttons;
-} Event;
-
-typedef struct {
-        rfbScreenInfoPtr screen;
-        GThread *thread;
-        GMutex lock;
-        GArray *events;
-        gboolean stop;
-        /* A click repaints the screen this long after it (a slow guest), in this colour. */
-        guint repaint_delay_ms;
-        guint32 repaint_colour;
-        gint64 repaint_at;
-} Server;
-
-static Server *server;
-
-static void
-on_key (rfbBool down, rfbKeySym keysym, rfbClientPtr cl)
-{
-        Event e = { .type = 'k', .keysym = keysym, .down = down != 0 };
-
-        g_mutex_lock (&server->lock);
-        g_array_append_val (server->events, e);
-        g_mutex_unlock (&server->lock);
-}
-
-static void
-on_pointer (int buttons, int x, int y, rfbClientPtr cl)
-{
-        Event e = { .type = 'p', .x = x, .y = y, .buttons = buttons };
-        Event *last;
-
-        g_mutex_lock (&server->lock);
-        last = server->events->len ? &g_array_index (server->events, Event, server->events->len - 1)
-                                   : NULL;
-        /* A release of the left button repaints, later. */
-        if (last && last->type == 'p' && (last->buttons & 1) && !(buttons & 1) &&
-            server->repaint_delay_ms)
-                server->repaint_at = g_get_monotonic_time () + server->repaint_delay_ms * 1000;
-        g_array_append_val (server->events, e);
-        g_mutex_unlock (&server->lock);
-}
-
-static void
-fill (guint x0, guint y0, guint x1, guint y1, guint32 rgb)
-{
-        guint32 *fb = (guint32 *) server->screen->frameBuffer;
-
-        for (guint y = y0; y < y1; y++)
-                for (guint x = x0; x < x1; x++)
-                        /* R G B X in memory (the server's default 32-bit format) */
-                        fb[y * SCREEN_W + x] = GUINT32_TO_LE ((rgb >> 16 & 0xff) | (rgb & 0xff00) |
-                                                              (rgb & 0xff) << 16);
-        rfbMarkRectAsModified (server->screen, x0, y0, x1, y1);
-}
-
-static gpointer
-server_thread (gpointer data)
-{
-        while (TRUE) {
-                gint64 at;
-
-                g_mutex_lock (&server->lock);
-                if (server->stop) {
-                        g_mutex_unlock (&server->lock);
-                        break;
-                }
-                at = server->repaint_at;
-                if (at && g_get_monotonic_time () >= at)
-                        server->repaint_at = 0;
-                g_mutex_unlock (&server->lock);
-                if (at && g_get_monotonic_time () >= at)
-                        fill (0, 0, SCREEN_W, SCREEN_H, server->repaint_colour);
-                rfbProcessEvents (server->screen, 5000);
-        }
-        return NULL;
-}
-
-/* The server, with a grey screen and a blue square at (960, 600)-(1060, 700). */
-static int
-server_start (void)
-{
-        int argc = 0;
-        int sv[2];
-
-        g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
-        server = g_new0 (Server, 1);
-        g_mutex_init (&server->lock);
-        server->events = g_array_new (FALSE, TRUE, sizeof (Event));
-        server->screen = rfbGetScreen (&argc, NULL, SCREEN_W, SCREEN_H, 8, 3, 4);
-        server->screen->frameBuffer = g_malloc0 ((gsize) SCREEN_W * SCREEN_H * 4);
-        server->screen->inetdSock = sv[1];
-        server->screen->autoPort = FALSE;
-        server->screen->port = server->screen->ipv6port = 0;
-        server->screen->kbdAddEvent = on_key;
-        server->screen->ptrAddEvent = on_pointer;
-        server->screen->alwaysShared = TRUE;
-        /* No cursor drawn into the picture: like QEMU's, the screen changes only when what it
-         * shows does. */
-        server->screen->cursor = NULL;
-        rfbLogEnable (FALSE);
-        rfbInitServer (server->screen);
-        fill (0, 0, SCREEN_W, SCREEN_H, 0x808080);
-        fill (960, 600, 1060, 700, 0x0000ff);
-        server->thread = g_thread_new ("vnc-server", server_thread, NULL);
-        return sv[0];
-}
-
-static void
-server_stop (void)
-{
-        g_mutex_lock (&server->lock);
-        server->stop = TRUE;
-        g_mutex_unlock (&server->lock);
-        g_thread_join (server->thread);
-        rfbShutdownServer (server->screen, TRUE);
-        g_free (server->screen->frameBuffer);
-        rfbScreenCleanup (server->screen);
-        g_array_unref (server->events);
-        g_mutex_clear (&server->lock);
-        g_clear_pointer (&server, g_free);
-}
-
-static GArray *
-take_events (void)
-{
-        GArray *events;
-
-        g_mutex_lock (&server->lock);
-        events = server->events;
-        server->events = g_array_new (FALSE, TRUE, sizeof (Event));
-        g_mutex_unlock (&server->lock);
-        return events;
-}
+typedef VncTestEvent Event;
 
 /* The client side ---------------------------------------------------------------------- */
 
@@ -178,7 +40,7 @@ fixture_setup (Fixture *f, gconstpointer data)
 {
         GAsyncResult *res = NULL;
         g_autoptr (GError) error = NULL;
-        int fd = server_start ();
+        int fd = vnc_test_server_start ();
 
         f->vnc = corral_vnc_new ();
         corral_vnc_connect_fd_async (f->vnc, fd, NULL, on_done, &res);
@@ -203,7 +65,7 @@ fixture_teardown (Fixture *f, gconstpointer data)
         g_clear_object (&f->computer);
         corral_vnc_close (f->vnc);
         g_clear_object (&f->vnc);
-        server_stop ();
+        vnc_test_server_stop ();
         for (guint i = 0; i < 20; i++) {
                 while (g_main_context_iteration (NULL, FALSE))
                         ;
@@ -241,17 +103,12 @@ run_expecting (Fixture *f, const char *json, guint n)
         g_assert_no_error (error);
         g_assert_nonnull (result);
         while (g_get_monotonic_time () < until) {
-                guint len;
-
-                g_mutex_lock (&server->lock);
-                len = server->events->len;
-                g_mutex_unlock (&server->lock);
-                if (len >= n)
+                if (vnc_test_server_n_events () >= n)
                         break;
                 g_usleep (2000);
         }
         g_usleep (50000); /* and nothing more */
-        return take_events ();
+        return vnc_test_server_take_events ();
 }
 
 static void
@@ -522,10 +379,7 @@ test_settles (Fixture *f, gconstpointer data)
         g_autoptr (CorralComputerResult) result = NULL;
         g_autoptr (GdkPixbuf) picture = NULL;
 
-        g_mutex_lock (&server->lock);
-        server->repaint_delay_ms = 400;
-        server->repaint_colour = 0x20c040;
-        g_mutex_unlock (&server->lock);
+        vnc_test_server_repaint_on_click (400, 0x20c040);
         result = run (f, "{\"action\": \"left_click\", \"coordinate\": [50, 50]}", &error);
         g_assert_no_error (error);
         picture = decode (result);
@@ -597,7 +451,7 @@ test_refused (Fixture *f, gconstpointer data)
                 g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
         }
         g_usleep (100000);
-        events = take_events ();
+        events = vnc_test_server_take_events ();
         g_assert_cmpuint (events->len, ==, 0);
 }
 
@@ -616,13 +470,8 @@ test_cancel_releases (Fixture *f, gconstpointer data)
         corral_computer_run_async (f->computer, input, cancellable, on_done, &res);
         cJSON_Delete (input);
         while (g_get_monotonic_time () < until) {
-                guint len;
-
                 g_main_context_iteration (NULL, FALSE);
-                g_mutex_lock (&server->lock);
-                len = server->events->len;
-                g_mutex_unlock (&server->lock);
-                if (len >= 1)
+                if (vnc_test_server_n_events () >= 1)
                         break;
                 g_usleep (2000);
         }
@@ -633,7 +482,7 @@ test_cancel_releases (Fixture *f, gconstpointer data)
         g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
         g_object_unref (res);
         g_usleep (100000);
-        events = take_events ();
+        events = vnc_test_server_take_events ();
         g_assert_cmpuint (events->len, >=, 2);
         assert_key (events, 0, XKB_KEY_Shift_L, TRUE);
         assert_key (events, 1, XKB_KEY_Shift_L, FALSE);

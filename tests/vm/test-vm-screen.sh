@@ -94,6 +94,56 @@ grep -q '"action":"type","text":"Hello, @#{}|~<> é"' "$STATE/corral/vms/stest/c
 grep -q '"error":"“nosuchkey” is not a key name' "$STATE/corral/vms/stest/computer.jsonl" ||
 	fail "the refused key is not in computer.jsonl"
 
+# The assistant with --computer: a model (corral-fake-llm) looks, then clicks; the screenshot
+# reaches it as an image with Anthropic's computer tool and its beta header.
+FAKE=$CORRAL_BUILD_DIR/tests/fakes/corral-fake-llm
+[ -x "$FAKE" ] || fail "no corral-fake-llm in $CORRAL_BUILD_DIR"
+. "$(dirname "$0")/fake-llm-turns.sh"
+{
+	echo '{"replies": ['
+	tool_turn c1 computer '{"action": "screenshot"}'
+	echo ','
+	tool_turn c2 computer '{"action": "left_click", "coordinate": [20, 20]}'
+	echo ','
+	text_turn "Done."
+	echo ']}'
+} >"$DATA/script.json"
+"$FAKE" --script "$DATA/script.json" --record "$DATA/requests.jsonl" >"$DATA/port" &
+FAKE_PID=$!
+trap 'kill $FAKE_PID 2>/dev/null; cleanup' EXIT
+for _ in $(seq 100); do grep -q 'listening on port' "$DATA/port" && break; sleep 0.1; done
+port=$(sed -n 's/^listening on port //p' "$DATA/port")
+[ -n "$port" ] || fail "corral-fake-llm did not start"
+run_assistant() {
+	ANTHROPIC_BASE_URL=http://127.0.0.1:$port ANTHROPIC_API_KEY=test-key \
+		"$CTL" assistant stest "Click the corner" --computer --provider anthropic --model fake \
+		--yes-to-nothing </dev/null
+}
+# The organisation's lock first: refused before the model is asked anything.
+printf '{"computerUse": {"allowed": false}}\n' >"$DATA/locked.json"
+out=$(CORRAL_MANAGED_POLICY="$DATA/locked.json" run_assistant 2>&1) &&
+	fail "the assistant got the screen against the policy: $out"
+grep -q "set by your organisation" <<<"$out" || fail "unclear refusal: $out"
+[ -s "$DATA/requests.jsonl" ] && fail "the model was asked despite the refusal"
+out=$(run_assistant 2>&1) || fail "corralctl assistant --computer: $out"
+grep -q "Done." <<<"$out" || fail "the task did not end: $out"
+python3 - "$DATA/requests.jsonl" <<'PY' || fail "the model did not get the computer tool and its screenshots"
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(reqs) == 3, len(reqs)
+for r in reqs:
+    assert r["headers"].get("anthropic-beta") == "computer-use-2025-01-24", r["headers"]
+    assert any(t.get("type") == "computer_20250124" for t in r["body"]["tools"])
+for r in reqs[1:]:
+    result = r["body"]["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result", result
+    image = [c for c in result["content"] if c["type"] == "image"][0]
+    assert image["source"]["media_type"] == "image/png"
+    assert image["source"]["data"].startswith("iVBORw0KGgo")
+print("ok")
+PY
+kill $FAKE_PID 2>/dev/null
+
 # A VM without a screen says so.
 out=$("$CTL" computer nosuchvm screenshot -o "$DATA/x.png" 2>&1) && fail "no VM, yet a screenshot"
 grep -q "has no screen" <<<"$out" || fail "unclear error for a VM without a screen: $out"

@@ -1,0 +1,161 @@
+/* vnc-test-server.c — see vnc-test-server.h.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "vnc-test-server.h"
+
+#include <rfb/rfb.h>
+#include <sys/socket.h>
+
+typedef struct {
+        rfbScreenInfoPtr screen;
+        GThread *thread;
+        GMutex lock;
+        GArray *events;
+        gboolean stop;
+        /* A click repaints the screen this long after it (a slow guest), in this colour. */
+        guint repaint_delay_ms;
+        guint32 repaint_colour;
+        gint64 repaint_at;
+} Server;
+
+static Server *server;
+
+static void
+on_key (rfbBool down, rfbKeySym keysym, rfbClientPtr cl)
+{
+        VncTestEvent e = { .type = 'k', .keysym = keysym, .down = down != 0 };
+
+        g_mutex_lock (&server->lock);
+        g_array_append_val (server->events, e);
+        g_mutex_unlock (&server->lock);
+}
+
+static void
+on_pointer (int buttons, int x, int y, rfbClientPtr cl)
+{
+        VncTestEvent e = { .type = 'p', .x = x, .y = y, .buttons = buttons };
+        VncTestEvent *last;
+
+        g_mutex_lock (&server->lock);
+        last = server->events->len
+                       ? &g_array_index (server->events, VncTestEvent, server->events->len - 1)
+                       : NULL;
+        /* A release of the left button repaints, later. */
+        if (last && last->type == 'p' && (last->buttons & 1) && !(buttons & 1) &&
+            server->repaint_delay_ms)
+                server->repaint_at = g_get_monotonic_time () + server->repaint_delay_ms * 1000;
+        g_array_append_val (server->events, e);
+        g_mutex_unlock (&server->lock);
+}
+
+static void
+fill (guint x0, guint y0, guint x1, guint y1, guint32 rgb)
+{
+        guint32 *fb = (guint32 *) server->screen->frameBuffer;
+
+        for (guint y = y0; y < y1; y++)
+                for (guint x = x0; x < x1; x++)
+                        /* R G B X in memory (the server's default 32-bit format) */
+                        fb[y * VNC_TEST_SCREEN_W + x] = GUINT32_TO_LE (
+                                (rgb >> 16 & 0xff) | (rgb & 0xff00) | (rgb & 0xff) << 16);
+        rfbMarkRectAsModified (server->screen, x0, y0, x1, y1);
+}
+
+static gpointer
+server_thread (gpointer data)
+{
+        while (TRUE) {
+                gint64 at;
+
+                g_mutex_lock (&server->lock);
+                if (server->stop) {
+                        g_mutex_unlock (&server->lock);
+                        break;
+                }
+                at = server->repaint_at;
+                if (at && g_get_monotonic_time () >= at)
+                        server->repaint_at = 0;
+                g_mutex_unlock (&server->lock);
+                if (at && g_get_monotonic_time () >= at)
+                        fill (0, 0, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, server->repaint_colour);
+                rfbProcessEvents (server->screen, 5000);
+        }
+        return NULL;
+}
+
+int
+vnc_test_server_start (void)
+{
+        int argc = 0;
+        int sv[2];
+
+        g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        server = g_new0 (Server, 1);
+        g_mutex_init (&server->lock);
+        server->events = g_array_new (FALSE, TRUE, sizeof (VncTestEvent));
+        server->screen = rfbGetScreen (&argc, NULL, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, 8, 3, 4);
+        server->screen->frameBuffer = g_malloc0 ((gsize) VNC_TEST_SCREEN_W * VNC_TEST_SCREEN_H * 4);
+        server->screen->inetdSock = sv[1];
+        server->screen->autoPort = FALSE;
+        server->screen->port = server->screen->ipv6port = 0;
+        server->screen->kbdAddEvent = on_key;
+        server->screen->ptrAddEvent = on_pointer;
+        server->screen->alwaysShared = TRUE;
+        /* No cursor drawn into the picture: like QEMU's, the screen changes only when what it
+         * shows does. */
+        server->screen->cursor = NULL;
+        rfbLogEnable (FALSE);
+        rfbInitServer (server->screen);
+        fill (0, 0, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, 0x808080);
+        fill (960, 600, 1060, 700, 0x0000ff);
+        server->thread = g_thread_new ("vnc-server", server_thread, NULL);
+        return sv[0];
+}
+
+void
+vnc_test_server_stop (void)
+{
+        g_mutex_lock (&server->lock);
+        server->stop = TRUE;
+        g_mutex_unlock (&server->lock);
+        g_thread_join (server->thread);
+        rfbShutdownServer (server->screen, TRUE);
+        g_free (server->screen->frameBuffer);
+        rfbScreenCleanup (server->screen);
+        g_array_unref (server->events);
+        g_mutex_clear (&server->lock);
+        g_clear_pointer (&server, g_free);
+}
+
+GArray *
+vnc_test_server_take_events (void)
+{
+        GArray *events;
+
+        g_mutex_lock (&server->lock);
+        events = server->events;
+        server->events = g_array_new (FALSE, TRUE, sizeof (VncTestEvent));
+        g_mutex_unlock (&server->lock);
+        return events;
+}
+
+guint
+vnc_test_server_n_events (void)
+{
+        guint n;
+
+        g_mutex_lock (&server->lock);
+        n = server->events->len;
+        g_mutex_unlock (&server->lock);
+        return n;
+}
+
+void
+vnc_test_server_repaint_on_click (guint delay_ms, guint32 rgb)
+{
+        g_mutex_lock (&server->lock);
+        server->repaint_delay_ms = delay_ms;
+        server->repaint_colour = rgb;
+        g_mutex_unlock (&server->lock);
+}

@@ -1,0 +1,29 @@
+/* vnc-test-server.h — a real VNC server (LibVNCServer) in a test, over a socketpair: a grey
+ * screen with a blue square at (960, 600)-(1060, 700) on 1920x1200, no cursor drawn into the
+ * picture (like QEMU's), every key and pointer event recorded, and a late repaint on a left
+ * click when asked (a slow guest). One server at a time.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+#define VNC_TEST_SCREEN_W 1920
+#define VNC_TEST_SCREEN_H 1200
+
+typedef struct {
+        guint8 type; /* 'k' key, 'p' pointer */
+        guint32 keysym;
+        gboolean down;
+        int x, y, buttons;
+} VncTestEvent;
+
+/* Starts the server; returns the client's end of the socket. */
+int vnc_test_server_start (void);
+void vnc_test_server_stop (void);
+/* The events recorded so far (transfer full), and a fresh record. */
+GArray *vnc_test_server_take_events (void);
+guint vnc_test_server_n_events (void);
+/* Each release of the left button repaints the whole screen in rgb, delay_ms later. */
+void vnc_test_server_repaint_on_click (guint delay_ms, guint32 rgb);
