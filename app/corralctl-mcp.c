@@ -14,6 +14,9 @@
 
 #include "corral-mcp.h"
 #include "corral-paths.h"
+#include "corral-task-start.h"
+#include "corralctl-computer.h"
+#include "corralctl-share.h"
 #include "corralctl-vm.h"
 
 #include <fcntl.h>
@@ -27,6 +30,7 @@
 #define EXIT_CTL 125
 
 static gboolean opt_local_agent;
+static gboolean opt_computer;
 static char *opt_agent;
 static char **opt_rest;
 
@@ -36,6 +40,10 @@ static const GOptionEntry entries[] = {
           NULL },
         { "agent", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &opt_agent,
           "Path of corral-agent for --local-agent", "PATH" },
+        { "computer", 0, 0, G_OPTION_ARG_NONE, &opt_computer,
+          N_ ("Also offer the computer tool on the VM's screen (a VM made with vm create "
+              "--screen): screenshots, clicks, typing"),
+          NULL },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_rest, NULL, N_ ("VM") },
         { NULL }
 };
@@ -43,6 +51,7 @@ static const GOptionEntry entries[] = {
 typedef struct {
         CorralVmManager *manager;
         CorralAgentClient *client;
+        CorralComputer *computer; /* nullable */
         GPid agent_pid;
         GCancellable *cancellable;
         GAsyncResult *result;
@@ -116,6 +125,8 @@ serve (Mcp *mcp, const char *vm_name)
                 g_printerr ("corralctl: %s\n", g_strerror (errno));
                 return EXIT_CTL;
         }
+        if (mcp->computer)
+                corral_mcp_server_set_computer (server, mcp->computer);
         in = g_unix_input_stream_new (STDIN_FILENO, FALSE);
         out = g_unix_output_stream_new (fd, TRUE);
         mcp->cancellable = g_cancellable_new ();
@@ -141,9 +152,10 @@ corralctl_mcp_main (int argc, char **argv)
         int status;
 
         g_option_context_set_summary (
-                context, _ ("Serve a VM as an MCP server on standard input and output: other MCP "
-                            "clients can run commands and edit files in the VM.\nTools: exec, "
-                            "read_file, write_file, list_dir, vm_info."));
+                context,
+                _ ("Serve a VM as an MCP server on standard input and output: other MCP "
+                   "clients can run commands and edit files in the VM.\nTools: exec, "
+                   "read_file, write_file, list_dir, vm_info; with --computer, computer."));
         g_option_context_add_main_entries (context, entries, NULL);
         /* A log line on stdout would corrupt the protocol. */
         g_log_writer_default_set_use_stderr (TRUE);
@@ -166,7 +178,25 @@ corralctl_mcp_main (int argc, char **argv)
                 stop (&mcp);
                 return EXIT_CTL;
         }
+        if (opt_computer) {
+                g_autofree char *vm_dir = NULL;
+
+                /* The person asked for it; the organisation may have turned it off. */
+                if (!vm_name) {
+                        g_printerr (_ ("corralctl: --computer needs a VM with a screen\n"));
+                        stop (&mcp);
+                        return EXIT_CTL;
+                }
+                if (!corral_task_check_computer_use (&error) ||
+                    !(vm_dir = corralctl_vm_dir (vm_name, &error)) ||
+                    !(mcp.computer = corralctl_computer_open (vm_name, vm_dir, &error))) {
+                        g_printerr ("corralctl: %s\n", error->message);
+                        stop (&mcp);
+                        return EXIT_CTL;
+                }
+        }
         status = serve (&mcp, vm_name);
+        g_clear_object (&mcp.computer);
         stop (&mcp);
         return status;
 }

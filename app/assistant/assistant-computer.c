@@ -17,27 +17,6 @@
 
 #define COMPUTER_TOOL_TYPE "computer_20250124"
 
-static const char computer_schema[] =
-        "{\"type\":\"object\",\"properties\":{"
-        "\"action\":{\"type\":\"string\",\"enum\":[\"screenshot\",\"mouse_move\",\"left_click\","
-        "\"right_click\",\"middle_click\",\"double_click\",\"triple_click\",\"left_click_drag\","
-        "\"left_mouse_down\",\"left_mouse_up\",\"scroll\",\"type\",\"key\",\"hold_key\",\"wait\","
-        "\"cursor_position\",\"zoom\"]},"
-        "\"coordinate\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,"
-        "\"maxItems\":2,\"description\":\"[x, y] on the screenshot\"},"
-        "\"start_coordinate\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},"
-        "\"minItems\":2,\"maxItems\":2,\"description\":\"left_click_drag: where it starts\"},"
-        "\"text\":{\"type\":\"string\",\"description\":\"type: the text; key and hold_key: keys "
-        "as xdotool names them (ctrl+s, Return); clicks and scroll: modifier keys held\"},"
-        "\"scroll_direction\":{\"type\":\"string\",\"enum\":[\"up\",\"down\",\"left\","
-        "\"right\"]},"
-        "\"scroll_amount\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},"
-        "\"duration\":{\"type\":\"number\",\"description\":\"wait and hold_key: seconds (at most "
-        "60)\"},"
-        "\"region\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":4,"
-        "\"maxItems\":4,\"description\":\"zoom: [x0, y0, x1, y1] on the screenshot\"}},"
-        "\"required\":[\"action\"]}";
-
 void
 assistant_computer_describe (CorralAssistantSession *self, CorralLlmConversation *conv)
 {
@@ -49,15 +28,10 @@ assistant_computer_describe (CorralAssistantSession *self, CorralLlmConversation
         corral_computer_get_scale (self->computer, &scale);
         if (!scale.width || !scale.height)
                 return; /* the screen is gone: no tool that cannot work */
-        description = g_strdup_printf (
-                "Use the VM's desktop, a screen of %u x %u pixels: take a screenshot, move and "
-                "click the mouse, drag, scroll, type text and press keys. Coordinates are the "
-                "screenshot's. Each action returns a screenshot taken once the screen has "
-                "settled. Take a screenshot first to see what is there.",
-                scale.width, scale.height);
+        description = corral_computer_tool_describe (scale.width, scale.height);
         corral_llm_conversation_add_computer_tool (conv, COMPUTER_TOOL_TYPE, scale.width,
                                                    scale.height, description,
-                                                   cJSON_Parse (computer_schema));
+                                                   cJSON_Parse (corral_computer_tool_schema));
 }
 
 static void

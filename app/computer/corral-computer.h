@@ -86,4 +86,10 @@ CorralComputerResult *corral_computer_screenshot (CorralComputer *self, GError *
  * fastest level. */
 GBytes *corral_computer_encode_png (GdkPixbuf *pixbuf, GError **error);
 
+/* The tool for providers and MCP clients that take a function tool: its input schema (JSON
+ * text: the actions and fields above) and its description for a screen of width x height (the
+ * model's), in English, for the model. (transfer full) */
+extern const char corral_computer_tool_schema[];
+char *corral_computer_tool_describe (guint width, guint height);
+
 G_END_DECLS

@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include "corral-computer.h"
 #include "corral-mcp-server.h"
 
 G_BEGIN_DECLS
@@ -11,7 +12,11 @@ G_BEGIN_DECLS
 typedef struct {
         CorralAgentClient *agent;
         const char *vm_name; /* (nullable) */
+        CorralComputer *computer; /* (nullable) the VM's screen, when computer use is on */
 } CorralMcpBackend;
+
+/* The tools/list result's tools for backend (the computer tool only with a screen). */
+cJSON *corral_mcp_server_backend_tools (const CorralMcpBackend *backend);
 
 /* Runs tool name with args (an object; borrowed until the task completes). The task returns a
  * CallToolResult object (cJSON *). FALSE when there is no such tool (nothing started). */

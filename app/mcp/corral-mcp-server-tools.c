@@ -536,7 +536,16 @@ static const Tool tools[] = {
 cJSON *
 corral_mcp_server_list_tools (void)
 {
+        CorralMcpBackend none = { 0 };
+
+        return corral_mcp_server_backend_tools (&none);
+}
+
+cJSON *
+corral_mcp_server_backend_tools (const CorralMcpBackend *backend)
+{
         cJSON *list = cJSON_CreateArray ();
+        CorralScreenScale scale = { 0 };
 
         for (gsize i = 0; i < G_N_ELEMENTS (tools); i++) {
                 cJSON *tool = cJSON_CreateObject ();
@@ -546,7 +555,50 @@ corral_mcp_server_list_tools (void)
                 cJSON_AddItemToObject (tool, "inputSchema", cJSON_Parse (tools[i].schema));
                 cJSON_AddItemToArray (list, tool);
         }
+        if (backend->computer)
+                corral_computer_get_scale (backend->computer, &scale);
+        if (scale.width && scale.height) {
+                g_autofree char *description =
+                        corral_computer_tool_describe (scale.width, scale.height);
+                cJSON *tool = cJSON_CreateObject ();
+
+                cJSON_AddStringToObject (tool, "name", "computer");
+                cJSON_AddStringToObject (tool, "description", description);
+                cJSON_AddItemToObject (tool, "inputSchema",
+                                       cJSON_Parse (corral_computer_tool_schema));
+                cJSON_AddItemToArray (list, tool);
+        }
         return list;
+}
+
+/* The computer tool: its sentence, then the screenshot as MCP image content. */
+static void
+computer_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+        GTask *task = data;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralComputerResult) shot =
+                corral_computer_run_finish (CORRAL_COMPUTER (source), res, &error);
+        cJSON *result;
+
+        if (!shot) {
+                return_tool_error (task, error->message);
+                g_object_unref (task);
+                return;
+        }
+        result = corral_mcp_server_text_result (shot->text ? shot->text : "", FALSE);
+        if (shot->image) {
+                cJSON *image = cJSON_CreateObject ();
+                g_autofree char *data64 = g_base64_encode (g_bytes_get_data (shot->image, NULL),
+                                                           g_bytes_get_size (shot->image));
+
+                cJSON_AddStringToObject (image, "type", "image");
+                cJSON_AddStringToObject (image, "data", data64);
+                cJSON_AddStringToObject (image, "mimeType", shot->mime_type);
+                cJSON_AddItemToArray (cJSON_GetObjectItem (result, "content"), image);
+        }
+        g_task_return_pointer (task, result, (GDestroyNotify) cJSON_Delete);
+        g_object_unref (task);
 }
 
 gboolean
@@ -555,6 +607,11 @@ corral_mcp_server_call_tool (const CorralMcpBackend *backend,
                              const cJSON *args,
                              GTask *task)
 {
+        if (backend->computer && g_str_equal (name, "computer")) {
+                corral_computer_run_async (backend->computer, args, g_task_get_cancellable (task),
+                                           computer_done, g_object_ref (task));
+                return TRUE;
+        }
         for (gsize i = 0; i < G_N_ELEMENTS (tools); i++) {
                 if (g_str_equal (tools[i].name, name)) {
                         tools[i].run (backend, args, task);

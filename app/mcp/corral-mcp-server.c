@@ -170,7 +170,8 @@ handle_request (CorralMcpServer *self, CorralMcpMessage *msg)
         } else if (g_str_equal (msg->method, "tools/list")) {
                 cJSON *result = cJSON_CreateObject ();
 
-                cJSON_AddItemToObject (result, "tools", corral_mcp_server_list_tools ());
+                cJSON_AddItemToObject (result, "tools",
+                                       corral_mcp_server_backend_tools (&self->backend));
                 reply (self, msg->id, result);
         } else if (g_str_equal (msg->method, "tools/call")) {
                 handle_tools_call (self, msg);
@@ -326,6 +327,7 @@ corral_mcp_server_dispose (GObject *object)
                 g_clear_object (&self->transport);
         }
         g_clear_object (&self->backend.agent);
+        g_clear_object (&self->backend.computer);
         G_OBJECT_CLASS (corral_mcp_server_parent_class)->dispose (object);
 }
 
@@ -364,4 +366,11 @@ corral_mcp_server_new (CorralAgentClient *agent, const char *vm_name)
         self->vm_name = g_strdup (vm_name);
         self->backend.vm_name = self->vm_name;
         return self;
+}
+
+void
+corral_mcp_server_set_computer (CorralMcpServer *self, CorralComputer *computer)
+{
+        g_return_if_fail (CORRAL_IS_MCP_SERVER (self));
+        g_set_object (&self->backend.computer, computer);
 }

@@ -1,6 +1,7 @@
 /* corral-mcp-server.h — an MCP server (stdio transport) that offers a Corral VM as an execution
  * backend: tools exec, read_file, write_file, list_dir and vm_info, each carried out by the VM's
- * guest agent through a CorralAgentClient. Nothing is ever run on the host.
+ * guest agent through a CorralAgentClient, and, when the person turned computer use on, computer
+ * on the VM's screen. Nothing is ever run on the host.
  *
  * The client is untrusted: every message and every tool argument is checked (types, sizes, no
  * unknown arguments). An unknown method gets JSON-RPC error -32601, an unknown tool -32602, bad
@@ -12,6 +13,7 @@
 #pragma once
 
 #include "corral-agent-client.h"
+#include "corral-computer.h"
 #include "corral-mcp-message.h"
 
 G_BEGIN_DECLS
@@ -23,6 +25,10 @@ G_DECLARE_FINAL_TYPE (CorralMcpServer, corral_mcp_server, CORRAL, MCP_SERVER, GO
 
 /* agent: a connected client of the VM's agent. vm_name: (nullable) shown by vm_info. */
 CorralMcpServer *corral_mcp_server_new (CorralAgentClient *agent, const char *vm_name);
+
+/* Offers the computer tool on computer's screen (referenced; NULL: none, the default). Its
+ * results carry the screenshot as MCP image content. */
+void corral_mcp_server_set_computer (CorralMcpServer *self, CorralComputer *computer);
 
 /* Serves requests read from input, answers on output; completes at EOF on input once the answers
  * are written, or with an error when the streams fail or the client floods us. */

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "test-mcp-common.h"
+#include "vnc-test-server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -217,6 +218,71 @@ test_tools (Fixture *f, gconstpointer data)
         g_assert_null (strchr (f->buf->str, '\n'));
 }
 
+static void
+on_connected (GObject *src, GAsyncResult *res, gpointer data)
+{
+        *(GAsyncResult **) data = g_object_ref (res);
+}
+
+/* With computer use on, the computer tool is listed and its result carries the screenshot as
+ * MCP image content; the click reaches the screen (a real VNC server in the test). */
+static void
+test_computer (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralVnc) vnc = corral_vnc_new ();
+        g_autoptr (CorralComputer) computer = NULL;
+        g_autoptr (cJSON) list = NULL, call = NULL;
+        g_autoptr (GArray) events = NULL;
+        g_autoptr (GError) error = NULL;
+        GAsyncResult *res = NULL;
+        const cJSON *tool, *content, *image;
+        gboolean listed = FALSE;
+
+        corral_vnc_connect_fd_async (vnc, vnc_test_server_start (), NULL, on_connected, &res);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        g_assert_true (corral_vnc_connect_finish (vnc, res, &error));
+        g_object_unref (res);
+        while (corral_vnc_get_update_count (vnc) == 0)
+                g_main_context_iteration (NULL, TRUE);
+        computer = corral_computer_new (vnc);
+        corral_mcp_server_set_computer (f->server, computer);
+
+        initialize (f);
+        list = request (f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+        cJSON_ArrayForEach (tool,
+                            cJSON_GetObjectItem (cJSON_GetObjectItem (list, "result"), "tools")) {
+                if (g_strcmp0 (cJSON_GetStringValue (cJSON_GetObjectItem (tool, "name")),
+                               "computer") == 0) {
+                        listed = TRUE;
+                        g_assert_nonnull (cJSON_GetObjectItem (tool, "inputSchema"));
+                }
+        }
+        g_assert_true (listed);
+        call = request (f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+                           "{\"name\":\"computer\",\"arguments\":{\"action\":\"left_click\","
+                           "\"coordinate\":[0,0]}}}");
+        content = cJSON_GetObjectItem (cJSON_GetObjectItem (call, "result"), "content");
+        g_assert_cmpint (cJSON_GetArraySize (content), ==, 2);
+        g_assert_cmpstr (cJSON_GetStringValue (
+                                 cJSON_GetObjectItem (cJSON_GetArrayItem (content, 0), "text")),
+                         ==, "Clicked at (0, 0).");
+        image = cJSON_GetArrayItem (content, 1);
+        g_assert_cmpstr (cJSON_GetStringValue (cJSON_GetObjectItem (image, "type")), ==, "image");
+        g_assert_cmpstr (cJSON_GetStringValue (cJSON_GetObjectItem (image, "mimeType")), ==,
+                         "image/png");
+        g_assert_true (g_str_has_prefix (cJSON_GetStringValue (cJSON_GetObjectItem (image, "data")),
+                                         "iVBORw0KGgo"));
+        events = vnc_test_server_take_events ();
+        g_assert_cmpuint (events->len, >=, 3);
+        g_assert_cmpint (g_array_index (events, VncTestEvent, 1).buttons, ==, 1);
+
+        corral_mcp_server_set_computer (f->server, NULL);
+        g_clear_object (&computer);
+        corral_vnc_close (vnc);
+        vnc_test_server_stop ();
+}
+
 /* A request sent right before EOF is still answered. */
 static void
 test_eof (Fixture *f, gconstpointer data)
@@ -277,6 +343,8 @@ main (int argc, char **argv)
         g_test_add ("/mcp/server/tools", Fixture, NULL, fixture_setup, test_tools,
                     fixture_teardown);
         g_test_add ("/mcp/server/eof", Fixture, NULL, fixture_setup, test_eof, fixture_teardown);
+        g_test_add ("/mcp/server/computer", Fixture, NULL, fixture_setup, test_computer,
+                    fixture_teardown);
         g_test_add_func ("/mcp/server/sdk-client", test_sdk_client);
         return g_test_run ();
 }

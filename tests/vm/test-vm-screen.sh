@@ -144,6 +144,26 @@ print("ok")
 PY
 kill $FAKE_PID 2>/dev/null
 
+# corralctl mcp --computer: the computer tool for any MCP client, its screenshot as image content.
+python3 - "$CTL" <<'PY' || fail "corralctl mcp --computer"
+import json, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "mcp", "stest", "--computer"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+def ask(msg):
+    p.stdin.write(json.dumps(msg) + "\n"); p.stdin.flush()
+    return json.loads(p.stdout.readline())
+ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05",
+     "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+tools = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]["tools"]
+assert "computer" in [t["name"] for t in tools], tools
+r = ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "computer", "arguments": {"action": "screenshot"}}})["result"]
+image = [c for c in r["content"] if c["type"] == "image"][0]
+assert image["mimeType"] == "image/png" and image["data"].startswith("iVBORw0KGgo"), r
+p.stdin.close(); p.wait(timeout=30)
+PY
+
 # A VM without a screen says so.
 out=$("$CTL" computer nosuchvm screenshot -o "$DATA/x.png" 2>&1) && fail "no VM, yet a screenshot"
 grep -q "has no screen" <<<"$out" || fail "unclear error for a VM without a screen: $out"
