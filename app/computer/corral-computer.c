@@ -47,6 +47,8 @@ typedef struct {
         guint64 settle_updates;
         GCancellable *cancellable;
         gulong cancel_id;
+        gint64 wait_start; /* when it began waiting for the person to give the screen back */
+        guint waited_s; /* how long it waited */
 } Run;
 
 struct _CorralComputer {
@@ -56,6 +58,7 @@ struct _CorralComputer {
         guint pointer_x, pointer_y, buttons; /* what was last sent, screen pixels */
         GQueue waiting; /* GTask, the first one running */
         gulong connected_id;
+        char *held; /* nullable: the person has the screen, and why */
 };
 
 G_DEFINE_FINAL_TYPE (CorralComputer, corral_computer, G_TYPE_OBJECT)
@@ -144,6 +147,7 @@ corral_computer_dispose (GObject *object)
         if (self->vnc)
                 g_clear_signal_handler (&self->connected_id, self->vnc);
         g_clear_object (&self->vnc);
+        g_clear_pointer (&self->held, g_free);
         G_OBJECT_CLASS (corral_computer_parent_class)->dispose (object);
 }
 
@@ -746,7 +750,12 @@ finish (GTask *task)
         } else {
                 result = take_picture (self, run, &error);
                 if (result) {
-                        result->text = g_strdup (run->said ? run->said : "");
+                        result->text = run->waited_s
+                                               ? g_strdup_printf (_ ("%s (It waited %u s while the "
+                                                                     "person used the screen.)"),
+                                                                  run->said ? run->said : "",
+                                                                  run->waited_s)
+                                               : g_strdup (run->said ? run->said : "");
                         result->has_point = run->has_point;
                         result->point_x = run->point_x;
                         result->point_y = run->point_y;
@@ -774,6 +783,21 @@ release_held (CorralComputer *self, Run *run)
         self->buttons = 0;
         corral_vnc_pointer (self->vnc, self->pointer_x, self->pointer_y, 0);
         run->next = run->steps->len;
+}
+
+/* Ends the running action with an error for the model, letting go of what it pressed. */
+static void
+stop_run (GTask *task, int code, const char *message)
+{
+        CorralComputer *self = g_task_get_source_object (task);
+        Run *run = g_task_get_task_data (task);
+
+        g_queue_remove (&self->waiting, task);
+        if (run->next > 0)
+                release_held (self, run);
+        g_task_return_new_error (task, G_IO_ERROR, code, "%s", message);
+        g_object_unref (task);
+        run_next (self);
 }
 
 /* FALSE (and the task returned) when the action cannot go on. */
@@ -810,6 +834,37 @@ play (gpointer data)
         run->source = 0;
         if (!check_alive (task))
                 return G_SOURCE_REMOVE;
+        /* The person has the screen: nothing of the assistant's reaches it. An action that has
+         * not begun waits (looking alone, with no input, goes on); one under way stops, letting
+         * go of what it pressed. */
+        if (self->held && run->steps->len > 0) {
+                gint64 now = g_get_monotonic_time ();
+
+                if (run->next > 0) {
+                        stop_run (task, G_IO_ERROR_BUSY,
+                                  _ ("The person took over the screen in the middle of this "
+                                     "action, which was stopped. Take a screenshot once they "
+                                     "give it back, then go on."));
+                        return G_SOURCE_REMOVE;
+                }
+                if (!run->wait_start)
+                        run->wait_start = now;
+                if (now - run->wait_start >=
+                    (gint64) CORRAL_COMPUTER_HOLD_WAIT_S * G_USEC_PER_SEC) {
+                        g_autofree char *message = g_strdup_printf (
+                                _ ("The person is using the screen (%s) and has not given it "
+                                   "back after %u s; nothing was done. Ask them, or try later."),
+                                self->held, CORRAL_COMPUTER_HOLD_WAIT_S);
+
+                        stop_run (task, G_IO_ERROR_BUSY, message);
+                        return G_SOURCE_REMOVE;
+                }
+                run->source = g_timeout_add (100, play, task);
+                return G_SOURCE_REMOVE;
+        }
+        if (run->wait_start && !run->waited_s)
+                run->waited_s =
+                        MAX (1, (g_get_monotonic_time () - run->wait_start) / G_USEC_PER_SEC);
         while (run->next < run->steps->len) {
                 const Step *s = &g_array_index (run->steps, Step, run->next++);
 
@@ -941,4 +996,33 @@ corral_computer_tool_describe (guint width, guint height)
                 "screenshot's. Each action returns a screenshot taken once the screen has "
                 "settled. Take a screenshot first to see what is there.",
                 width, height);
+}
+
+/* The person and the screen -------------------------------------------------------------- */
+
+void
+corral_computer_hold (CorralComputer *self, const char *reason)
+{
+        GTask *task;
+
+        g_return_if_fail (CORRAL_IS_COMPUTER (self));
+        g_free (self->held);
+        self->held = g_strdup (reason && *reason ? reason : _ ("the person is using it"));
+        /* An action under way stops now, not at its next pause. */
+        if ((task = g_queue_peek_head (&self->waiting)))
+                kick (task);
+}
+
+void
+corral_computer_release (CorralComputer *self)
+{
+        g_return_if_fail (CORRAL_IS_COMPUTER (self));
+        g_clear_pointer (&self->held, g_free);
+}
+
+gboolean
+corral_computer_is_held (CorralComputer *self)
+{
+        g_return_val_if_fail (CORRAL_IS_COMPUTER (self), FALSE);
+        return self->held != NULL;
 }

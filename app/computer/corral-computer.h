@@ -37,6 +37,8 @@ G_BEGIN_DECLS
 #define CORRAL_COMPUTER_MAX_SCROLL 50
 #define CORRAL_COMPUTER_MAX_TYPE 4096
 #define CORRAL_COMPUTER_TYPE_GROUP 50
+/* How long an action waits for the person to give the screen back before it gives up. */
+#define CORRAL_COMPUTER_HOLD_WAIT_S 300
 
 typedef enum {
         CORRAL_COMPUTER_IMAGE_PNG,
@@ -78,6 +80,16 @@ void corral_computer_run_async (CorralComputer *self,
                                 gpointer user_data);
 CorralComputerResult *
 corral_computer_run_finish (CorralComputer *self, GAsyncResult *result, GError **error);
+
+/* The person takes the screen ("Take control"): from now on nothing of the assistant's
+ * reaches it. An action under way stops (releasing what it pressed) with G_IO_ERROR_BUSY and a
+ * sentence for the model; one not yet begun waits for corral_computer_release() (at most
+ * CORRAL_COMPUTER_HOLD_WAIT_S, then G_IO_ERROR_BUSY), and its result says it waited.
+ * Screenshots, zoom and cursor_position send no input and go on. reason: for the model,
+ * e.g. "the person is signing in". */
+void corral_computer_hold (CorralComputer *self, const char *reason);
+void corral_computer_release (CorralComputer *self);
+gboolean corral_computer_is_held (CorralComputer *self);
 
 /* A screenshot of the whole screen at the model's scale, now (no settling). */
 CorralComputerResult *corral_computer_screenshot (CorralComputer *self, GError **error);

@@ -488,6 +488,78 @@ test_cancel_releases (Fixture *f, gconstpointer data)
         assert_key (events, 1, XKB_KEY_Shift_L, FALSE);
 }
 
+/* Take control: while the person has the screen, a new action waits (nothing reaches the screen)
+ * and goes on when they give it back, saying it waited; looking goes on meanwhile. */
+static void
+test_held_waits (Fixture *f, gconstpointer data)
+{
+        cJSON *input = cJSON_Parse ("{\"action\": \"left_click\", \"coordinate\": [5, 5]}");
+        GAsyncResult *res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralComputerResult) result = NULL, look = NULL;
+        g_autoptr (GArray) events = NULL;
+        gint64 until = g_get_monotonic_time () + 1200000;
+
+        corral_computer_hold (f->computer, "the person is signing in");
+        g_assert_true (corral_computer_is_held (f->computer));
+        corral_computer_run_async (f->computer, input, NULL, on_done, &res);
+        cJSON_Delete (input);
+        while (g_get_monotonic_time () < until) {
+                g_main_context_iteration (NULL, FALSE);
+                g_usleep (5000);
+        }
+        g_assert_null (res);
+        g_assert_cmpuint (vnc_test_server_n_events (), ==, 0);
+        /* A screenshot sends nothing: it is not held up (it queues behind the click, so it is
+         * taken directly here). */
+        look = corral_computer_screenshot (f->computer, &error);
+        g_assert_no_error (error);
+        g_assert_nonnull (look->image);
+
+        corral_computer_release (f->computer);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        result = corral_computer_run_finish (f->computer, res, &error);
+        g_object_unref (res);
+        g_assert_no_error (error);
+        g_assert_nonnull (strstr (result->text, "waited"));
+        g_usleep (100000);
+        events = vnc_test_server_take_events ();
+        g_assert_cmpuint (events->len, ==, 3);
+}
+
+/* Taking control in the middle of an action stops it, and what it held is let go. */
+static void
+test_held_stops (Fixture *f, gconstpointer data)
+{
+        cJSON *input = cJSON_Parse ("{\"action\": \"hold_key\", \"text\": \"ctrl\", "
+                                    "\"duration\": 30}");
+        GAsyncResult *res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GArray) events = NULL;
+        gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+        corral_computer_run_async (f->computer, input, NULL, on_done, &res);
+        cJSON_Delete (input);
+        while (vnc_test_server_n_events () < 1 && g_get_monotonic_time () < until) {
+                g_main_context_iteration (NULL, FALSE);
+                g_usleep (2000);
+        }
+        corral_computer_hold (f->computer, NULL);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        g_assert_null (corral_computer_run_finish (f->computer, res, &error));
+        g_object_unref (res);
+        g_assert_error (error, G_IO_ERROR, G_IO_ERROR_BUSY);
+        g_assert_nonnull (strstr (error->message, "took over"));
+        g_usleep (100000);
+        events = vnc_test_server_take_events ();
+        g_assert_cmpuint (events->len, >=, 2);
+        assert_key (events, 0, XKB_KEY_Control_L, TRUE);
+        assert_key (events, 1, XKB_KEY_Control_L, FALSE);
+        corral_computer_release (f->computer);
+}
+
 /* The screen gone in the middle of a wait: an error saying so, not a picture of the past. */
 static void
 test_screen_gone (Fixture *f, gconstpointer data)
@@ -532,6 +604,8 @@ main (int argc, char **argv)
         ADD ("/computer/refused", test_refused);
         ADD ("/computer/cancel-releases", test_cancel_releases);
         ADD ("/computer/screen-gone", test_screen_gone);
+        ADD ("/computer/held-waits", test_held_waits);
+        ADD ("/computer/held-stops", test_held_stops);
 #undef ADD
         return g_test_run ();
 }
