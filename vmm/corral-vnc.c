@@ -69,6 +69,7 @@ struct _CorralVnc {
         Shared *shared;
         Conn *conn; /* the current connection, or NULL */
         gboolean connected;
+        char *path; /* nullable: the socket last connected to by path */
 };
 
 G_DEFINE_FINAL_TYPE (CorralVnc, corral_vnc, G_TYPE_OBJECT)
@@ -531,6 +532,7 @@ corral_vnc_finalize (GObject *object)
 
         g_weak_ref_set (&self->shared->owner, NULL);
         shared_unref (self->shared);
+        g_free (self->path);
         G_OBJECT_CLASS (corral_vnc_parent_class)->finalize (object);
 }
 
@@ -657,6 +659,10 @@ corral_vnc_connect_async (CorralVnc *self,
                 return;
         }
         strcpy (addr.sun_path, path);
+        if (self->path != path) {
+                g_free (self->path);
+                self->path = g_strdup (path);
+        }
         fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0) {
                 int saved = errno;
@@ -811,4 +817,11 @@ corral_vnc_key (CorralVnc *self, guint32 keysym, gboolean down)
         in->keysym = keysym;
         in->down = down;
         queue_input (self, in);
+}
+
+const char *
+corral_vnc_get_path (CorralVnc *self)
+{
+        g_return_val_if_fail (CORRAL_IS_VNC (self), NULL);
+        return self->path;
 }

@@ -60,6 +60,10 @@ void corral_vnc_connect_fd_async (CorralVnc *self,
                                   gpointer user_data);
 gboolean corral_vnc_connect_finish (CorralVnc *self, GAsyncResult *result, GError **error);
 
+/* (nullable) the socket corral_vnc_connect_async() was last given: where to connect again after
+ * the VM's QEMU changed (a managed save and restore). */
+const char *corral_vnc_get_path (CorralVnc *self);
+
 /* Ends the connection (no "closed" reason); the screen's last picture stays readable. */
 void corral_vnc_close (CorralVnc *self);
 

@@ -48,6 +48,9 @@ typedef struct {
         GCancellable *cancellable;
         gulong cancel_id;
         gint64 wait_start; /* when it began waiting for the person to give the screen back */
+        gboolean reconnect_tried; /* the screen was gone before the action began */
+        gint64 reconnected_at;
+        guint64 reconnect_updates;
         guint waited_s; /* how long it waited */
 } Run;
 
@@ -730,6 +733,35 @@ pointed:
 /* Playing the steps ----------------------------------------------------------------------- */
 
 static gboolean settle_tick (gpointer data);
+static void stop_run (GTask *task, int code, const char *message);
+
+static void
+on_reconnected (GObject *source, GAsyncResult *res, gpointer data)
+{
+        g_autoptr (GTask) task = data;
+        CorralComputer *self = g_task_get_source_object (task);
+        Run *run = g_task_get_task_data (task);
+        g_autoptr (GError) error = NULL;
+
+        if (g_queue_peek_head (&self->waiting) != task)
+                return; /* already ended (disposed) */
+        if (!corral_vnc_connect_finish (CORRAL_VNC (source), res, &error)) {
+                g_autofree char *message = g_strdup_printf (
+                        _ ("The connection to the VM’s screen ended and could not be made again "
+                           "(%s); nothing was done."),
+                        error->message);
+
+                stop_run (task,
+                          g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                                  ? G_IO_ERROR_CANCELLED
+                                  : G_IO_ERROR_NOT_CONNECTED,
+                          message);
+                return;
+        }
+        run->reconnected_at = g_get_monotonic_time ();
+        run->reconnect_updates = corral_vnc_get_update_count (self->vnc);
+        run->source = g_idle_add (play, task);
+}
 
 static void
 finish (GTask *task)
@@ -810,6 +842,10 @@ check_alive (GTask *task)
 
         if (corral_vnc_is_connected (self->vnc) && !g_cancellable_is_cancelled (cancellable))
                 return TRUE;
+        /* Gone before anything was sent, with a socket to go back to: play() connects again. */
+        if (!g_cancellable_is_cancelled (cancellable) && run->next == 0 && !run->reconnect_tried &&
+            corral_vnc_get_path (self->vnc) && run->source == 0 && !run->settle_start)
+                return TRUE;
         g_queue_remove (&self->waiting, task);
         if (corral_vnc_is_connected (self->vnc)) {
                 release_held (self, run);
@@ -834,6 +870,21 @@ play (gpointer data)
         run->source = 0;
         if (!check_alive (task))
                 return G_SOURCE_REMOVE;
+        /* The VM's QEMU changed under the connection (a managed save and restore): connected
+         * again once, before anything is sent, and the screen's first picture waited for. */
+        if (!corral_vnc_is_connected (self->vnc)) {
+                run->reconnect_tried = TRUE;
+                corral_vnc_connect_async (self->vnc, corral_vnc_get_path (self->vnc),
+                                          g_task_get_cancellable (task), on_reconnected,
+                                          g_object_ref (task));
+                return G_SOURCE_REMOVE;
+        }
+        if (run->reconnected_at &&
+            corral_vnc_get_update_count (self->vnc) == run->reconnect_updates &&
+            g_get_monotonic_time () - run->reconnected_at < 5 * G_USEC_PER_SEC) {
+                run->source = g_timeout_add (20, play, task);
+                return G_SOURCE_REMOVE;
+        }
         /* The person has the screen: nothing of the assistant's reaches it. An action that has
          * not begun waits (looking alone, with no input, goes on); one under way stops, letting
          * go of what it pressed. */

@@ -10,6 +10,7 @@
  */
 #include <gdk-pixbuf/gdk-pixbuf.h>
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
@@ -585,6 +586,67 @@ test_screen_gone (Fixture *f, gconstpointer data)
         g_object_unref (res);
 }
 
+/* The VM's QEMU changed under the connection (a managed save and restore closes it): the next
+ * action connects again to the same socket and is done there. */
+static void
+test_reconnect (void)
+{
+        g_autofree char *dir = g_dir_make_tmp ("test-computer-XXXXXX", NULL);
+        g_autofree char *path = g_build_filename (dir, "vnc.sock", NULL);
+        g_autoptr (CorralVnc) vnc = corral_vnc_new ();
+        g_autoptr (CorralComputer) computer = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralComputerResult) first = NULL, second = NULL;
+        g_autoptr (GArray) events = NULL;
+        GAsyncResult *res = NULL;
+        cJSON *input = cJSON_Parse ("{\"action\": \"left_click\", \"coordinate\": [7, 7]}");
+
+        vnc_test_server_listen (path);
+        corral_vnc_connect_async (vnc, path, NULL, on_done, &res);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        g_assert_true (corral_vnc_connect_finish (vnc, res, &error));
+        g_clear_object (&res);
+        while (corral_vnc_get_update_count (vnc) == 0)
+                g_main_context_iteration (NULL, TRUE);
+        computer = corral_computer_new (vnc);
+
+        corral_computer_run_async (computer, input, NULL, on_done, &res);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        first = corral_computer_run_finish (computer, res, &error);
+        g_clear_object (&res);
+        g_assert_no_error (error);
+
+        vnc_test_server_drop_clients ();
+        while (corral_vnc_is_connected (vnc))
+                g_main_context_iteration (NULL, TRUE);
+        g_usleep (100000);
+        g_clear_pointer (&events, g_array_unref);
+        events = vnc_test_server_take_events ();
+
+        corral_computer_run_async (computer, input, NULL, on_done, &res);
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        second = corral_computer_run_finish (computer, res, &error);
+        g_clear_object (&res);
+        g_assert_no_error (error);
+        g_assert_true (corral_vnc_is_connected (vnc));
+        g_assert_nonnull (second->image);
+        g_usleep (100000);
+        g_clear_pointer (&events, g_array_unref);
+        events = vnc_test_server_take_events ();
+        g_assert_cmpuint (events->len, ==, 3);
+        g_assert_cmpint (g_array_index (events, Event, 1).buttons, ==, 1);
+
+        cJSON_Delete (input);
+        g_clear_object (&computer);
+        corral_vnc_close (vnc);
+        vnc_test_server_stop ();
+        g_unlink (path);
+        g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -607,5 +669,6 @@ main (int argc, char **argv)
         ADD ("/computer/held-waits", test_held_waits);
         ADD ("/computer/held-stops", test_held_stops);
 #undef ADD
+        g_test_add_func ("/computer/reconnect", test_reconnect);
         return g_test_run ();
 }

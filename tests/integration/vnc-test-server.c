@@ -5,7 +5,10 @@
 #include "vnc-test-server.h"
 
 #include <rfb/rfb.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 typedef struct {
         rfbScreenInfoPtr screen;
@@ -17,6 +20,8 @@ typedef struct {
         guint repaint_delay_ms;
         guint32 repaint_colour;
         gint64 repaint_at;
+        int listen_fd; /* -1, or a unix socket whose connections become clients */
+        gboolean drop; /* close every client at the next turn */
 } Server;
 
 static Server *server;
@@ -67,6 +72,7 @@ server_thread (gpointer data)
 {
         while (TRUE) {
                 gint64 at;
+                gboolean drop;
 
                 g_mutex_lock (&server->lock);
                 if (server->stop) {
@@ -76,27 +82,76 @@ server_thread (gpointer data)
                 at = server->repaint_at;
                 if (at && g_get_monotonic_time () >= at)
                         server->repaint_at = 0;
+                drop = server->drop;
+                server->drop = FALSE;
                 g_mutex_unlock (&server->lock);
                 if (at && g_get_monotonic_time () >= at)
                         fill (0, 0, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, server->repaint_colour);
+                if (drop) {
+                        rfbClientIteratorPtr it = rfbGetClientIterator (server->screen);
+                        rfbClientPtr cl;
+
+                        while ((cl = rfbClientIteratorNext (it)))
+                                rfbCloseClient (cl);
+                        rfbReleaseClientIterator (it);
+                }
+                if (server->listen_fd >= 0) {
+                        int fd = accept4 (server->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+                        if (fd >= 0)
+                                rfbNewClient (server->screen, fd);
+                }
                 rfbProcessEvents (server->screen, 5000);
         }
         return NULL;
 }
 
+static int start (int inetd_fd, int listen_fd);
+
 int
 vnc_test_server_start (void)
 {
-        int argc = 0;
         int sv[2];
 
         g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        start (sv[1], -1);
+        return sv[0];
+}
+
+void
+vnc_test_server_listen (const char *path)
+{
+        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+        int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+        g_assert_cmpint (fd, >=, 0);
+        g_assert_cmpuint (strlen (path), <, sizeof addr.sun_path);
+        strcpy (addr.sun_path, path);
+        g_assert_cmpint (bind (fd, (struct sockaddr *) &addr, sizeof addr), ==, 0);
+        g_assert_cmpint (listen (fd, 4), ==, 0);
+        start (-1, fd);
+}
+
+void
+vnc_test_server_drop_clients (void)
+{
+        g_mutex_lock (&server->lock);
+        server->drop = TRUE;
+        g_mutex_unlock (&server->lock);
+}
+
+static int
+start (int inetd_fd, int listen_fd)
+{
+        int argc = 0;
+
         server = g_new0 (Server, 1);
+        server->listen_fd = listen_fd;
         g_mutex_init (&server->lock);
         server->events = g_array_new (FALSE, TRUE, sizeof (VncTestEvent));
         server->screen = rfbGetScreen (&argc, NULL, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, 8, 3, 4);
         server->screen->frameBuffer = g_malloc0 ((gsize) VNC_TEST_SCREEN_W * VNC_TEST_SCREEN_H * 4);
-        server->screen->inetdSock = sv[1];
+        server->screen->inetdSock = inetd_fd;
         server->screen->autoPort = FALSE;
         server->screen->port = server->screen->ipv6port = 0;
         server->screen->kbdAddEvent = on_key;
@@ -110,7 +165,7 @@ vnc_test_server_start (void)
         fill (0, 0, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, 0x808080);
         fill (960, 600, 1060, 700, 0x0000ff);
         server->thread = g_thread_new ("vnc-server", server_thread, NULL);
-        return sv[0];
+        return 0;
 }
 
 void
@@ -120,6 +175,8 @@ vnc_test_server_stop (void)
         server->stop = TRUE;
         g_mutex_unlock (&server->lock);
         g_thread_join (server->thread);
+        if (server->listen_fd >= 0)
+                close (server->listen_fd);
         rfbShutdownServer (server->screen, TRUE);
         g_free (server->screen->frameBuffer);
         rfbScreenCleanup (server->screen);

@@ -21,6 +21,10 @@ typedef struct {
 
 /* Starts the server; returns the client's end of the socket. */
 int vnc_test_server_start (void);
+/* The same, listening on a unix socket at path: each connection is a client (as QEMU's). */
+void vnc_test_server_listen (const char *path);
+/* Closes every client's connection (as QEMU's when the VM is saved); the socket stays. */
+void vnc_test_server_drop_clients (void);
 void vnc_test_server_stop (void);
 /* The events recorded so far (transfer full), and a fresh record. */
 GArray *vnc_test_server_take_events (void);
