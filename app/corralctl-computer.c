@@ -294,12 +294,23 @@ corralctl_computer_main (int argc, char **argv)
 
         if (!corralctl_options_parse (
                     "computer", _ ("VM ACTION [ARGUMENT…]"),
-                    _ ("Do one action of the assistant’s computer tool on a VM’s screen. "
-                       "Actions: screenshot -o FILE; size; cursor; move X Y; click X Y; "
-                       "down|up [X Y]; drag X1 Y1 X2 Y2; scroll X Y up|down|left|right [N]; "
-                       "type TEXT; key COMBO (xdotool names: ctrl+s, Return); hold COMBO SECONDS; "
-                       "wait SECONDS; zoom X0 Y0 X1 Y1. Coordinates are the screenshot’s. The VM "
-                       "needs a screen: corralctl vm create --screen."),
+                    _ ("Do one action of the assistant’s computer tool on a VM’s screen (a VM made "
+                       "with "
+                       "“corralctl vm create --screen”). Coordinates are the screenshot’s.\n\n"
+                       "Actions:\n"
+                       "  screenshot -o FILE          the screen as the model sees it\n"
+                       "  size                        the screenshot’s size and the screen’s\n"
+                       "  cursor                      where the pointer is\n"
+                       "  move X Y                    move the pointer\n"
+                       "  click X Y                   click (--button, --count, --hold)\n"
+                       "  down|up [X Y]               press or release the left button\n"
+                       "  drag X1 Y1 X2 Y2            drag with the left button\n"
+                       "  scroll X Y DIRECTION [N]    up, down, left or right, N steps\n"
+                       "  type TEXT                   type text\n"
+                       "  key COMBO                   press keys: ctrl+s, Return, alt+F4\n"
+                       "  hold COMBO SECONDS          hold keys down\n"
+                       "  wait SECONDS                wait, then take a screenshot\n"
+                       "  zoom X0 Y0 X1 Y1            a region, enlarged"),
                     entries, &argc, &argv))
                 return CORRALCTL_EXIT_USAGE;
         if (argc < 2 || (argc < 3 && !json))
