@@ -59,3 +59,18 @@ corral_run_in_thread_finish (GAsyncResult *result, GError **error)
         g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
         return g_task_propagate_pointer (G_TASK (result), error);
 }
+
+void
+corral_main_context_post (GMainContext *context,
+                          GSourceFunc func,
+                          gpointer data,
+                          GDestroyNotify notify)
+{
+        GSource *source = g_idle_source_new ();
+
+        g_source_set_priority (source, G_PRIORITY_DEFAULT);
+        g_source_set_callback (source, func, data, notify);
+        g_source_set_static_name (source, "corral-main-context-post");
+        g_source_attach (source, context);
+        g_source_unref (source);
+}

@@ -26,4 +26,13 @@ void corral_run_in_thread (CorralThreadFunc func,
 /* (transfer full) the result of func */
 gpointer corral_run_in_thread_finish (GAsyncResult *result, GError **error);
 
+/* Runs func (data) on context's thread, from a later turn of its loop (G_PRIORITY_DEFAULT);
+ * notify (nullable) frees data afterwards. Safe from any thread. Not g_main_context_invoke():
+ * called on a thread that can acquire the context, that runs func at once on the caller's
+ * thread, with whatever locks it holds. */
+void corral_main_context_post (GMainContext *context,
+                               GSourceFunc func,
+                               gpointer data,
+                               GDestroyNotify notify);
+
 G_END_DECLS

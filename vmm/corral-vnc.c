@@ -9,6 +9,8 @@
  */
 #include "corral-vnc.h"
 
+#include "corral-thread.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -157,21 +159,6 @@ log_error (const char *format, ...)
 
 /* Main context: the redrawn area, one emission per turn ---------------------------------- */
 
-/* Runs func on context's thread, later. Not g_main_context_invoke(): from a thread that can
- * acquire the context (its owner waiting elsewhere), that runs func at once, on this thread,
- * with the shared lock held. */
-static void
-main_context_post (GMainContext *context, GSourceFunc func, gpointer data, GDestroyNotify notify)
-{
-        GSource *source = g_idle_source_new ();
-
-        g_source_set_priority (source, G_PRIORITY_DEFAULT);
-        g_source_set_callback (source, func, data, notify);
-        g_source_set_static_name (source, "corral-vnc");
-        g_source_attach (source, context);
-        g_source_unref (source);
-}
-
 static gboolean
 emit_redraw (gpointer data)
 {
@@ -209,7 +196,8 @@ schedule_redraw (Shared *s)
         if (s->redraw_scheduled)
                 return;
         s->redraw_scheduled = TRUE;
-        main_context_post (s->context, emit_redraw, shared_ref (s), (GDestroyNotify) shared_unref);
+        corral_main_context_post (s->context, emit_redraw, shared_ref (s),
+                                  (GDestroyNotify) shared_unref);
 }
 
 /* The connection's thread: libvncclient's callbacks ------------------------------------- */
@@ -481,7 +469,7 @@ conn_thread (gpointer data)
         closed = g_new0 (Closed, 1);
         closed->conn = c; /* the thread's reference */
         closed->reason = g_steal_pointer (&reason);
-        main_context_post (c->shared->context, emit_closed, closed, NULL);
+        corral_main_context_post (c->shared->context, emit_closed, closed, NULL);
         return NULL;
 }
 

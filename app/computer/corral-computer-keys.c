@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "corral-computer-keys.h"
+#include "corral-computer-private.h"
 
 #include <gio/gio.h>
 #include <glib/gi18n.h>
@@ -31,10 +32,8 @@ static const struct {
         { "plus", "plus" },        { "minus", "minus" },
 };
 
-static gboolean refuse (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-refuse (GError **error, const char *format, ...)
+gboolean
+corral_computer_refuse (GError **error, const char *format, ...)
 {
         va_list ap;
         g_autofree char *message = NULL;
@@ -124,29 +123,32 @@ parse_combo (const char *text, gsize len, CorralKeyCombo *combo, GError **error)
                 guint32 sym;
 
                 if (n == 0)
-                        return refuse (error,
-                                       _ ("“%s” has an empty key name (keys are joined by "
-                                          "“+”, as in “ctrl+s”)"),
-                                       copy);
+                        return corral_computer_refuse (
+                                error,
+                                _ ("“%s” has an empty key name (keys are joined by "
+                                   "“+”, as in “ctrl+s”)"),
+                                copy);
                 sym = name_to_keysym (name);
                 if (sym == 0) {
                         g_autofree char *s = shown (name);
-                        return refuse (error,
-                                       _ ("“%s” is not a key name; use X key names such as "
-                                          "Return, Tab, Escape, BackSpace, Page_Down, F5, or one "
-                                          "character"),
-                                       s);
+                        return corral_computer_refuse (
+                                error,
+                                _ ("“%s” is not a key name; use X key names such as "
+                                   "Return, Tab, Escape, BackSpace, Page_Down, F5, or one "
+                                   "character"),
+                                s);
                 }
                 if (combo->n == CORRAL_COMPUTER_COMBO_MAX)
-                        return refuse (error, _ ("At most %d keys can be pressed together"),
-                                       CORRAL_COMPUTER_COMBO_MAX);
+                        return corral_computer_refuse (
+                                error, _ ("At most %d keys can be pressed together"),
+                                CORRAL_COMPUTER_COMBO_MAX);
                 combo->keysyms[combo->n++] = sym;
                 if (!end)
                         return TRUE;
                 p = end + 1;
                 if (*p == '\0')
-                        return refuse (error, _ ("“%s” ends with “+”: which key comes after it?"),
-                                       copy);
+                        return corral_computer_refuse (
+                                error, _ ("“%s” ends with “+”: which key comes after it?"), copy);
         }
 }
 
@@ -154,12 +156,12 @@ static gboolean
 check_text (const char *text, GError **error)
 {
         if (!text || !*text)
-                return refuse (error, _ ("No keys were given"));
+                return corral_computer_refuse (error, _ ("No keys were given"));
         if (strlen (text) > CORRAL_COMPUTER_KEYS_TEXT_MAX)
-                return refuse (error, _ ("The keys are longer than %d bytes"),
-                               CORRAL_COMPUTER_KEYS_TEXT_MAX);
+                return corral_computer_refuse (error, _ ("The keys are longer than %d bytes"),
+                                               CORRAL_COMPUTER_KEYS_TEXT_MAX);
         if (!g_utf8_validate (text, -1, NULL))
-                return refuse (error, _ ("The keys are not valid UTF-8 text"));
+                return corral_computer_refuse (error, _ ("The keys are not valid UTF-8 text"));
         return TRUE;
 }
 
@@ -181,7 +183,8 @@ corral_computer_parse_keys (const char *text, GError **error)
                         break;
                 n = strcspn (p, " ");
                 if (combos->len == CORRAL_COMPUTER_COMBOS_MAX) {
-                        refuse (error, _ ("At most %d key combinations can be sent at once"),
+                        corral_computer_refuse (
+                                error, _ ("At most %d key combinations can be sent at once"),
                                 CORRAL_COMPUTER_COMBOS_MAX);
                         return NULL;
                 }
@@ -191,7 +194,7 @@ corral_computer_parse_keys (const char *text, GError **error)
                 p += n;
         }
         if (combos->len == 0) {
-                refuse (error, _ ("No keys were given"));
+                corral_computer_refuse (error, _ ("No keys were given"));
                 return NULL;
         }
         return g_steal_pointer (&combos);
@@ -206,15 +209,17 @@ corral_computer_parse_modifiers (const char *text, CorralKeyCombo *combo, GError
         if (!check_text (text, error))
                 return FALSE;
         if (strchr (text, ' '))
-                return refuse (error, _ ("Give the keys to hold during a click as one "
-                                         "combination, such as “shift” or “ctrl+alt”"));
+                return corral_computer_refuse (error,
+                                               _ ("Give the keys to hold during a click as one "
+                                                  "combination, such as “shift” or “ctrl+alt”"));
         if (!parse_combo (text, strlen (text), combo, error))
                 return FALSE;
         for (guint i = 0; i < combo->n; i++) {
                 if (!corral_computer_keysym_is_modifier (combo->keysyms[i])) {
                         combo->n = 0;
-                        return refuse (error, _ ("Only modifier keys (shift, ctrl, alt, super) "
-                                                 "can be held during a click"));
+                        return corral_computer_refuse (
+                                error, _ ("Only modifier keys (shift, ctrl, alt, super) "
+                                          "can be held during a click"));
                 }
         }
         return TRUE;
@@ -226,7 +231,7 @@ corral_computer_text_keysyms (const char *text, gsize max_chars, GError **error)
         g_autoptr (GArray) syms = g_array_new (FALSE, FALSE, sizeof (guint32));
 
         if (!text || !g_utf8_validate (text, -1, NULL)) {
-                refuse (error, _ ("The text to type is not valid UTF-8"));
+                corral_computer_refuse (error, _ ("The text to type is not valid UTF-8"));
                 return NULL;
         }
         for (const char *p = text; *p; p = g_utf8_next_char (p)) {
@@ -234,7 +239,8 @@ corral_computer_text_keysyms (const char *text, gsize max_chars, GError **error)
                 guint32 sym;
 
                 if (syms->len == max_chars) {
-                        refuse (error,
+                        corral_computer_refuse (
+                                error,
                                 _ ("The text to type is longer than %llu characters; type it "
                                    "in parts"),
                                 (unsigned long long) max_chars);
@@ -246,7 +252,8 @@ corral_computer_text_keysyms (const char *text, gsize max_chars, GError **error)
                         sym = XKB_KEY_Tab;
                 else if (g_unichar_iscntrl (c) || c == 0x200e || c == 0x200f ||
                          (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)) {
-                        refuse (error,
+                        corral_computer_refuse (
+                                error,
                                 _ ("The text to type holds the control character U+%04X; only "
                                    "line breaks and tabs can be typed"),
                                 (guint) c);
@@ -254,7 +261,7 @@ corral_computer_text_keysyms (const char *text, gsize max_chars, GError **error)
                 } else
                         sym = xkb_utf32_to_keysym (c);
                 if (sym == XKB_KEY_NoSymbol) {
-                        refuse (error, _ ("U+%04X cannot be typed"), (guint) c);
+                        corral_computer_refuse (error, _ ("U+%04X cannot be typed"), (guint) c);
                         return NULL;
                 }
                 /* "\r\n" is one line break. */

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "corral-computer-keys.h"
+#include "corral-computer-private.h"
+#include "corral-thread.h"
 
 typedef enum { STEP_POINTER, STEP_KEY, STEP_SLEEP } StepKind;
 
@@ -107,11 +109,8 @@ on_cancelled (GCancellable *cancellable, gpointer data)
 {
         GTask *task = data;
 
-        GSource *source = g_idle_source_new ();
-
-        g_source_set_callback (source, kick_cancelled, g_object_ref (task), g_object_unref);
-        g_source_attach (source, g_task_get_context (task));
-        g_source_unref (source);
+        corral_main_context_post (g_task_get_context (task), kick_cancelled, g_object_ref (task),
+                                  g_object_unref);
 }
 
 void
@@ -344,21 +343,6 @@ corral_computer_screenshot (CorralComputer *self, GError **error)
 
 /* Reading the input ---------------------------------------------------------------------- */
 
-static gboolean invalid (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-invalid (GError **error, const char *format, ...)
-{
-        va_list ap;
-        g_autofree char *message = NULL;
-
-        va_start (ap, format);
-        message = g_strdup_vprintf (format, ap);
-        va_end (ap);
-        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, message);
-        return FALSE;
-}
-
 /* input[name] as a point [x, y] of the model's screen, mapped to the VM's. */
 static gboolean
 read_point (const cJSON *input,
@@ -380,13 +364,14 @@ read_point (const cJSON *input,
             px->valuedouble != floor (px->valuedouble) ||
             py->valuedouble != floor (py->valuedouble) || fabs (px->valuedouble) > 1e9 ||
             fabs (py->valuedouble) > 1e9)
-                return invalid (error,
-                                _ ("“%s” must be a point [x, y] of whole pixels on the %u × %u "
-                                   "screen"),
-                                name, scale->width, scale->height);
+                return corral_computer_refuse (
+                        error,
+                        _ ("“%s” must be a point [x, y] of whole pixels on the %u × %u "
+                           "screen"),
+                        name, scale->width, scale->height);
         if (!corral_computer_scale_to_screen (scale, (gint64) px->valuedouble,
                                               (gint64) py->valuedouble, x, y, &local))
-                return invalid (error, "“%s”: %s", name, local->message);
+                return corral_computer_refuse (error, "“%s”: %s", name, local->message);
         *model_x = (guint) px->valuedouble;
         *model_y = (guint) py->valuedouble;
         return TRUE;
@@ -395,9 +380,7 @@ read_point (const cJSON *input,
 static const char *
 read_string (const cJSON *input, const char *name)
 {
-        const cJSON *item = cJSON_GetObjectItemCaseSensitive (input, name);
-
-        return cJSON_IsString (item) ? item->valuestring : NULL;
+        return cJSON_GetStringValue (cJSON_GetObjectItemCaseSensitive (input, name));
 }
 
 /* input[name] as a number from min to max; missing: fallback. */
@@ -418,7 +401,8 @@ read_number (const cJSON *input,
         }
         if (!cJSON_IsNumber (item) || isnan (item->valuedouble) || item->valuedouble < min ||
             item->valuedouble > max)
-                return invalid (error, _ ("“%s” must be a number from %g to %g"), name, min, max);
+                return corral_computer_refuse (error, _ ("“%s” must be a number from %g to %g"),
+                                               name, min, max);
         *value = item->valuedouble;
         return TRUE;
 }
@@ -501,13 +485,14 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
                 return FALSE;
         }
         if (!cJSON_IsObject (input) || !action)
-                return invalid (error, _ ("The input needs an “action”: one of screenshot, "
-                                          "left_click, type, key, scroll and the others listed "
-                                          "in the tool’s description"));
+                return corral_computer_refuse (
+                        error, _ ("The input needs an “action”: one of screenshot, "
+                                  "left_click, type, key, scroll and the others listed "
+                                  "in the tool’s description"));
         for (guint i = 0; i < G_N_ELEMENTS (actions); i++)
                 known |= g_str_equal (action, actions[i]);
         if (!known)
-                return invalid (error, _ ("There is no action “%.64s”"), action);
+                return corral_computer_refuse (error, _ ("There is no action “%.64s”"), action);
         run->show = SHOW_SCREEN;
 
         if (g_str_equal (action, "screenshot"))
@@ -602,8 +587,9 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
                         : g_str_equal (direction, "right") ? CORRAL_VNC_BUTTON_WHEEL_RIGHT
                                                            : 0;
                 if (!wheel)
-                        return invalid (error, _ ("“scroll_direction” must be up, down, left or "
-                                                  "right"));
+                        return corral_computer_refuse (
+                                error, _ ("“scroll_direction” must be up, down, left or "
+                                          "right"));
                 if (!read_number (input, "scroll_amount", 1, CORRAL_COMPUTER_MAX_SCROLL, 3, &amount,
                                   error))
                         return FALSE;
@@ -630,7 +616,8 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
                 g_autoptr (GArray) keysyms = NULL;
 
                 if (!text)
-                        return invalid (error, _ ("“type” needs the “text” to type"));
+                        return corral_computer_refuse (error,
+                                                       _ ("“type” needs the “text” to type"));
                 keysyms = corral_computer_text_keysyms (text, CORRAL_COMPUTER_MAX_TYPE, error);
                 if (!keysyms)
                         return FALSE;
@@ -648,17 +635,18 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
                 double duration = 0;
 
                 if (!text)
-                        return invalid (error,
-                                        _ ("“%s” needs the keys in “text”, such as "
-                                           "“ctrl+s” or “Return”"),
-                                        action);
+                        return corral_computer_refuse (error,
+                                                       _ ("“%s” needs the keys in “text”, such as "
+                                                          "“ctrl+s” or “Return”"),
+                                                       action);
                 combos = corral_computer_parse_keys (text, error);
                 if (!combos)
                         return FALSE;
                 if (g_str_equal (action, "hold_key")) {
                         if (!cJSON_GetObjectItemCaseSensitive (input, "duration"))
-                                return invalid (error, _ ("“hold_key” needs a “duration” in "
-                                                          "seconds"));
+                                return corral_computer_refuse (
+                                        error, _ ("“hold_key” needs a “duration” in "
+                                                  "seconds"));
                         if (!read_number (input, "duration", 0, CORRAL_COMPUTER_MAX_DURATION_S, 0,
                                           &duration, error))
                                 return FALSE;
@@ -692,26 +680,29 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
                 g_autoptr (GError) local = NULL;
 
                 if (!cJSON_IsArray (region) || cJSON_GetArraySize (region) != 4)
-                        return invalid (error,
-                                        _ ("“region” must be [x0, y0, x1, y1] on the %u × %u "
-                                           "screen"),
-                                        scale.width, scale.height);
+                        return corral_computer_refuse (
+                                error,
+                                _ ("“region” must be [x0, y0, x1, y1] on the %u × %u "
+                                   "screen"),
+                                scale.width, scale.height);
                 for (guint i = 0; i < 4; i++) {
                         const cJSON *item = cJSON_GetArrayItem (region, i);
 
                         if (!cJSON_IsNumber (item) || isnan (item->valuedouble) ||
                             fabs (item->valuedouble) > 1e9)
-                                return invalid (error, _ ("“region” must be four numbers"));
+                                return corral_computer_refuse (error,
+                                                               _ ("“region” must be four numbers"));
                         v[i] = item->valuedouble;
                 }
                 if (v[2] <= v[0] || v[3] <= v[1])
-                        return invalid (error, _ ("“region” must have x1 > x0 and y1 > y0"));
+                        return corral_computer_refuse (
+                                error, _ ("“region” must have x1 > x0 and y1 > y0"));
                 if (!corral_computer_scale_to_screen (&scale, (gint64) v[0], (gint64) v[1], &x0,
                                                       &y0, &local) ||
                     !corral_computer_scale_to_screen (&scale, (gint64) MIN (v[2], scale.width - 1),
                                                       (gint64) MIN (v[3], scale.height - 1), &x1,
                                                       &y1, &local))
-                        return invalid (error, "“region”: %s", local->message);
+                        return corral_computer_refuse (error, "“region”: %s", local->message);
                 run->show = SHOW_ZOOM;
                 run->zoom_x0 = x0;
                 run->zoom_y0 = y0;
@@ -843,8 +834,8 @@ check_alive (GTask *task)
         if (corral_vnc_is_connected (self->vnc) && !g_cancellable_is_cancelled (cancellable))
                 return TRUE;
         /* Gone before anything was sent, with a socket to go back to: play() connects again. */
-        if (!g_cancellable_is_cancelled (cancellable) && run->next == 0 && !run->reconnect_tried &&
-            corral_vnc_get_path (self->vnc) && run->source == 0 && !run->settle_start)
+        if (!g_cancellable_is_cancelled (cancellable) && run->next == 0 && !run->settle_start &&
+            !run->reconnect_tried && corral_vnc_get_path (self->vnc))
                 return TRUE;
         g_queue_remove (&self->waiting, task);
         if (corral_vnc_is_connected (self->vnc)) {

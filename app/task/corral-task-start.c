@@ -432,17 +432,12 @@ on_upload_progress (double fraction, const char *text, gpointer user_data)
 {
         GTask *task = user_data;
         UploadProgress *u = g_new0 (UploadProgress, 1);
-        GSource *source = g_idle_source_new ();
 
         u->task = g_object_ref (task);
         u->fraction = fraction;
         u->text = g_strdup (text);
-        /* Not g_main_context_invoke(): when the context is free it would run the report here,
-         * on the manager's thread. */
-        g_source_set_priority (source, G_PRIORITY_DEFAULT);
-        g_source_set_callback (source, upload_progress_report, u, upload_progress_free);
-        g_source_attach (source, g_task_get_context (task));
-        g_source_unref (source);
+        corral_main_context_post (g_task_get_context (task), upload_progress_report, u,
+                                  upload_progress_free);
 }
 
 static void

@@ -27,30 +27,6 @@
 #define APPEND "console=ttyS0 quiet panic=-1"
 #define ROUNDS 30
 
-static char *
-image_dir (void)
-{
-        const char *env = g_getenv ("CORRAL_BENCH_VM_IMAGE");
-        const char *src = g_getenv ("CORRAL_SOURCE_DIR"), *agent = g_getenv ("CORRAL_AGENT_PATH");
-        g_autofree char *builder = NULL;
-        g_autofree char *out = NULL;
-        g_autoptr (GError) error = NULL;
-        int status;
-
-        if (env)
-                return g_strdup (env);
-        if (!src || !agent)
-                g_error ("CORRAL_SOURCE_DIR / CORRAL_AGENT_PATH not set (run through meson test "
-                         "--benchmark)");
-        builder = g_build_filename (src, "guest-image", "minimal", "build-minimal", NULL);
-        const char *argv[] = { builder, "--agent", agent, NULL };
-        if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_CHILD_INHERITS_STDIN, NULL, NULL,
-                           &out, NULL, &status, &error) ||
-            !g_spawn_check_wait_status (status, &error))
-                g_error ("build-minimal failed: %s", error->message);
-        return g_strdup (g_strstrip (out));
-}
-
 /* QMP, blocking: one command, its "return" line (events before it are skipped). */
 static void
 qmp (int fd, FILE *in, const char *command)
@@ -99,7 +75,7 @@ on_done (GObject *src, GAsyncResult *res, gpointer data)
 int
 main (void)
 {
-        g_autofree char *img = image_dir ();
+        g_autofree char *img = bench_vm_minimal_image (FALSE);
         g_autofree char *kernel = g_build_filename (img, "vmlinuz", NULL);
         g_autofree char *initrd = g_build_filename (img, "initramfs.img", NULL);
         g_autofree char *vnc_path = NULL, *qmp_path = NULL, *vnc_arg = NULL, *qmp_arg = NULL;

@@ -51,6 +51,10 @@ int bench_vm_unix_connect (const char *path, double timeout_s);
  * (a shell script printing marker, then sleeping) to a new file in dir; returns its path. */
 char *bench_vm_marker_initrd (const char *initrd, const char *dir, const char *marker);
 
+/* The minimal image's folder (vmlinuz, initramfs.img), built with guest-image/minimal/build-minimal
+ * [--with-qemu-ga] unless cached, or $CORRAL_BENCH_VM_IMAGE[_QGA]. (transfer full) */
+char *bench_vm_minimal_image (gboolean with_qga);
+
 /* Connects a client to the VM's agent port (waiting for the guest to boot; handshake
  * included). Aborts, killing QEMU, if the agent never answers. */
 CorralAgentClient *bench_vm_connect_agent (BenchVm *vm);

@@ -38,33 +38,6 @@ env_int (const char *name, int def)
         return v && atoi (v) > 0 ? atoi (v) : def;
 }
 
-/* build-minimal [--with-qemu-ga]: the image directory (cached builds take ~0.2 s). */
-static char *
-image_dir (gboolean with_qga)
-{
-        const char *env =
-                g_getenv (with_qga ? "CORRAL_BENCH_VM_IMAGE_QGA" : "CORRAL_BENCH_VM_IMAGE");
-        const char *src = g_getenv ("CORRAL_SOURCE_DIR"), *agent = g_getenv ("CORRAL_AGENT_PATH");
-        g_autofree char *builder = NULL;
-        g_autofree char *out = NULL;
-        g_autoptr (GError) error = NULL;
-        int status;
-
-        if (env)
-                return g_strdup (env);
-        if (!src || !agent)
-                g_error ("CORRAL_SOURCE_DIR / CORRAL_AGENT_PATH not set (run through meson test "
-                         "--benchmark)");
-        builder = g_build_filename (src, "guest-image", "minimal", "build-minimal", NULL);
-        const char *argv[] = { builder, "--agent", agent, with_qga ? "--with-qemu-ga" : NULL,
-                               NULL };
-        if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_CHILD_INHERITS_STDIN, NULL, NULL,
-                           &out, NULL, &status, &error) ||
-            !g_spawn_check_wait_status (status, &error))
-                g_error ("build-minimal failed: %s", error->message);
-        return g_strdup (g_strstrip (out));
-}
-
 /* --- Corral client helpers ------------------------------------------------------------------ */
 
 typedef struct {
@@ -314,8 +287,8 @@ bench_boot (const char *img)
 int
 main (void)
 {
-        g_autofree char *img = image_dir (FALSE);
-        g_autofree char *img_qga = image_dir (TRUE);
+        g_autofree char *img = bench_vm_minimal_image (FALSE);
+        g_autofree char *img_qga = bench_vm_minimal_image (TRUE);
         g_autofree char *boot_line = NULL;
         g_autofree char *kernel = g_build_filename (img_qga, "vmlinuz", NULL);
         g_autofree char *initrd = g_build_filename (img_qga, "initramfs.img", NULL);

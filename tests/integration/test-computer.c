@@ -39,24 +39,7 @@ on_done (GObject *src, GAsyncResult *res, gpointer data)
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
-        GAsyncResult *res = NULL;
-        g_autoptr (GError) error = NULL;
-        int fd = vnc_test_server_start ();
-
-        f->vnc = corral_vnc_new ();
-        corral_vnc_connect_fd_async (f->vnc, fd, NULL, on_done, &res);
-        while (!res)
-                g_main_context_iteration (NULL, TRUE);
-        g_assert_true (corral_vnc_connect_finish (f->vnc, res, &error));
-        g_assert_no_error (error);
-        g_object_unref (res);
-        /* The first full picture (it may come in several updates), then a quiet screen, as
-         * each test starts from one. */
-        while (corral_vnc_get_update_count (f->vnc) == 0 ||
-               g_get_monotonic_time () - corral_vnc_get_last_update_time (f->vnc) < 300000) {
-                g_main_context_iteration (NULL, FALSE);
-                g_usleep (5000);
-        }
+        f->vnc = vnc_test_server_connect (NULL);
         f->computer = corral_computer_new (f->vnc);
 }
 
@@ -92,22 +75,29 @@ run (Fixture *f, const char *json, GError **error)
         return result;
 }
 
-/* Runs input and waits until the server has seen at least n events (input crosses a thread and
- * a socket before it is recorded). */
+/* Waits (10 s at most) until the server has seen at least n events: input crosses a thread and a
+ * socket before it is recorded. */
+static void
+wait_events (guint n)
+{
+        gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+        while (vnc_test_server_n_events () < n && g_get_monotonic_time () < until) {
+                g_main_context_iteration (NULL, FALSE);
+                g_usleep (2000);
+        }
+}
+
+/* Runs input, waits for the server to have seen n events, and takes them. */
 static GArray *
 run_expecting (Fixture *f, const char *json, guint n)
 {
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralComputerResult) result = run (f, json, &error);
-        gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
 
         g_assert_no_error (error);
         g_assert_nonnull (result);
-        while (g_get_monotonic_time () < until) {
-                if (vnc_test_server_n_events () >= n)
-                        break;
-                g_usleep (2000);
-        }
+        wait_events (n);
         g_usleep (50000); /* and nothing more */
         return vnc_test_server_take_events ();
 }
@@ -466,16 +456,10 @@ test_cancel_releases (Fixture *f, gconstpointer data)
         GAsyncResult *res = NULL;
         g_autoptr (GError) error = NULL;
         g_autoptr (GArray) events = NULL;
-        gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
 
         corral_computer_run_async (f->computer, input, cancellable, on_done, &res);
         cJSON_Delete (input);
-        while (g_get_monotonic_time () < until) {
-                g_main_context_iteration (NULL, FALSE);
-                if (vnc_test_server_n_events () >= 1)
-                        break;
-                g_usleep (2000);
-        }
+        wait_events (1);
         g_cancellable_cancel (cancellable);
         while (!res)
                 g_main_context_iteration (NULL, TRUE);
@@ -538,14 +522,10 @@ test_held_stops (Fixture *f, gconstpointer data)
         GAsyncResult *res = NULL;
         g_autoptr (GError) error = NULL;
         g_autoptr (GArray) events = NULL;
-        gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
 
         corral_computer_run_async (f->computer, input, NULL, on_done, &res);
         cJSON_Delete (input);
-        while (vnc_test_server_n_events () < 1 && g_get_monotonic_time () < until) {
-                g_main_context_iteration (NULL, FALSE);
-                g_usleep (2000);
-        }
+        wait_events (1);
         corral_computer_hold (f->computer, NULL);
         while (!res)
                 g_main_context_iteration (NULL, TRUE);
@@ -593,7 +573,7 @@ test_reconnect (void)
 {
         g_autofree char *dir = g_dir_make_tmp ("test-computer-XXXXXX", NULL);
         g_autofree char *path = g_build_filename (dir, "vnc.sock", NULL);
-        g_autoptr (CorralVnc) vnc = corral_vnc_new ();
+        g_autoptr (CorralVnc) vnc = vnc_test_server_connect (path);
         g_autoptr (CorralComputer) computer = NULL;
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralComputerResult) first = NULL, second = NULL;
@@ -601,14 +581,6 @@ test_reconnect (void)
         GAsyncResult *res = NULL;
         cJSON *input = cJSON_Parse ("{\"action\": \"left_click\", \"coordinate\": [7, 7]}");
 
-        vnc_test_server_listen (path);
-        corral_vnc_connect_async (vnc, path, NULL, on_done, &res);
-        while (!res)
-                g_main_context_iteration (NULL, TRUE);
-        g_assert_true (corral_vnc_connect_finish (vnc, res, &error));
-        g_clear_object (&res);
-        while (corral_vnc_get_update_count (vnc) == 0)
-                g_main_context_iteration (NULL, TRUE);
         computer = corral_computer_new (vnc);
 
         corral_computer_run_async (computer, input, NULL, on_done, &res);

@@ -218,33 +218,18 @@ test_tools (Fixture *f, gconstpointer data)
         g_assert_null (strchr (f->buf->str, '\n'));
 }
 
-static void
-on_connected (GObject *src, GAsyncResult *res, gpointer data)
-{
-        *(GAsyncResult **) data = g_object_ref (res);
-}
-
 /* With computer use on, the computer tool is listed and its result carries the screenshot as
  * MCP image content; the click reaches the screen (a real VNC server in the test). */
 static void
 test_computer (Fixture *f, gconstpointer data)
 {
-        g_autoptr (CorralVnc) vnc = corral_vnc_new ();
+        g_autoptr (CorralVnc) vnc = vnc_test_server_connect (NULL);
         g_autoptr (CorralComputer) computer = NULL;
         g_autoptr (cJSON) list = NULL, call = NULL;
         g_autoptr (GArray) events = NULL;
-        g_autoptr (GError) error = NULL;
-        GAsyncResult *res = NULL;
         const cJSON *tool, *content, *image;
         gboolean listed = FALSE;
 
-        corral_vnc_connect_fd_async (vnc, vnc_test_server_start (), NULL, on_connected, &res);
-        while (!res)
-                g_main_context_iteration (NULL, TRUE);
-        g_assert_true (corral_vnc_connect_finish (vnc, res, &error));
-        g_object_unref (res);
-        while (corral_vnc_get_update_count (vnc) == 0)
-                g_main_context_iteration (NULL, TRUE);
         computer = corral_computer_new (vnc);
         corral_mcp_server_set_computer (f->server, computer);
 

@@ -216,3 +216,37 @@ vnc_test_server_repaint_on_click (guint delay_ms, guint32 rgb)
         server->repaint_colour = rgb;
         g_mutex_unlock (&server->lock);
 }
+
+static void
+on_connected (GObject *src, GAsyncResult *res, gpointer data)
+{
+        *(GAsyncResult **) data = g_object_ref (res);
+}
+
+CorralVnc *
+vnc_test_server_connect (const char *path)
+{
+        CorralVnc *vnc = corral_vnc_new ();
+        GAsyncResult *res = NULL;
+        g_autoptr (GError) error = NULL;
+
+        if (path) {
+                vnc_test_server_listen (path);
+                corral_vnc_connect_async (vnc, path, NULL, on_connected, &res);
+        } else {
+                corral_vnc_connect_fd_async (vnc, vnc_test_server_start (), NULL, on_connected,
+                                             &res);
+        }
+        while (!res)
+                g_main_context_iteration (NULL, TRUE);
+        g_assert_true (corral_vnc_connect_finish (vnc, res, &error));
+        g_assert_no_error (error);
+        g_object_unref (res);
+        /* The first full picture may come in several updates. */
+        while (corral_vnc_get_update_count (vnc) == 0 ||
+               g_get_monotonic_time () - corral_vnc_get_last_update_time (vnc) < 300000) {
+                g_main_context_iteration (NULL, FALSE);
+                g_usleep (5000);
+        }
+        return vnc;
+}

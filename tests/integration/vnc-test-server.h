@@ -9,6 +9,8 @@
 
 #include <glib.h>
 
+#include "corral-vnc.h"
+
 #define VNC_TEST_SCREEN_W 1920
 #define VNC_TEST_SCREEN_H 1200
 
@@ -21,6 +23,11 @@ typedef struct {
 
 /* Starts the server; returns the client's end of the socket. */
 int vnc_test_server_start (void);
+/* Starts the server and connects Corral's client to it (to path when not NULL: the server
+ * listens there), once its first picture came and the screen has been quiet for 300 ms, as
+ * each test starts from one. (transfer full) */
+CorralVnc *vnc_test_server_connect (const char *path);
+
 /* The same, listening on a unix socket at path: each connection is a client (as QEMU's). */
 void vnc_test_server_listen (const char *path);
 /* Closes every client's connection (as QEMU's when the VM is saved); the socket stays. */
