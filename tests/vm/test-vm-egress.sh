@@ -209,7 +209,7 @@ done
 # No Range reaches the origin with a secret (a byte at a time gave it away).
 out=$(run "curl -si --suppress-connect-headers -r 30-31 'https://host.corral.internal:$HTTPS/reflect?form=range' -H \"Authorization: Bearer \$GITHUB_TOKEN\"")
 check_echo range <<<"$out" || fail "a range request with the secret was not made whole"
-grep 'form=range' "$DATA/origin.jsonl" | grep -q '"Range"' && fail "a Range header reached the origin with the secret"
+grep -q '"Range"' <<<"$(grep 'form=range' "$DATA/origin.jsonl")" && fail "a Range header reached the origin with the secret"
 
 log "a redirect to another port of the bound name gets no secret"
 # That port is not intercepted: the guest must trust the origin's own (test) CA there.
@@ -228,9 +228,10 @@ class Go(urllib.request.HTTPRedirectHandler):
 print(urllib.request.build_opener(Go, urllib.request.HTTPSHandler(context=ctx)).open(r).read().decode().strip())'") ||
 	fail "urllib did not follow: $out"
 [ "$out" = "hello from other" ] || fail "urllib got '$out'"
-grep '"server": "other"' "$DATA/origin.jsonl" | grep -q "Bearer corral-ph-" ||
+other=$(grep '"server": "other"' "$DATA/origin.jsonl")
+grep -q "Bearer corral-ph-" <<<"$other" ||
 	fail "the other port did not get the placeholder"
-grep '"server": "other"' "$DATA/origin.jsonl" | grep -q "$CANARY" && fail "the other port got the secret"
+grep -q "$CANARY" <<<"$other" && fail "the other port got the secret"
 
 log "pip download from a plain-HTTP index"
 out=$(run "cd /tmp && pip download --no-deps --index-url http://host.corral.internal:$HTTP/simple/ --trusted-host host.corral.internal -d dl corral-demo 2>&1 && ls dl") ||

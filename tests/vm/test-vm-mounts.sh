@@ -143,7 +143,7 @@ fi
 log "changing shares while the VM runs"
 "$CTL" share add mtest "$DATA/late" --mode ro || fail "share add"
 run 'cat /workspace/late/file.txt' >/dev/null || fail "a share added while running is not visible"
-"$CTL" share ls mtest | grep -q "^late " || fail "share ls does not list the new share"
+grep -q "^late " <<<"$("$CTL" share ls mtest)" || fail "share ls does not list the new share"
 "$CTL" share set mtest rw --mode ro || fail "share set"
 run 'echo y > /workspace/rw/after.txt' 2>/dev/null && fail "wrote after the share became read-only"
 "$CTL" share rm mtest late || fail "share rm"

@@ -130,12 +130,13 @@ grep -q "remote libvirt" "$RUN/fork.out" || fail "fork refusal does not say why:
 "${VIRSH[@]}" vol-list corral >"$RUN/vols2"
 grep -q '^ *corral-vm-rstd.qcow2 ' "$RUN/vols2" || fail "no overlay volume for rstd: $(cat "$RUN/vols2")"
 grep -q -- '-disk.qcow2.done ' "$RUN/vols2" || fail "the base disk was not uploaded"
-"${VIRSH[@]}" vol-dumpxml --pool corral corral-vm-rstd.qcow2 | grep -q "<backingStore>" || fail "the overlay has no backing store"
+grep -q "<backingStore>" <<<"$("${VIRSH[@]}" vol-dumpxml --pool corral corral-vm-rstd.qcow2)" || fail "the overlay has no backing store"
 out=$("$CTL" exec rstd -- python3 -c 'print(6*7)' 2>&1) || fail "python3 in the standard VM: $out"
 [ "$out" = 42 ] || fail "python3 said: $out"
 "$CTL" vm rm rstd >"$RUN/rm.out" 2>&1 || fail "vm rm rstd: $(cat "$RUN/rm.out")"
-"${VIRSH[@]}" vol-list corral | grep -q 'corral-vm-rstd.qcow2' && fail "rm left the VM's disk on the libvirt host"
-"${VIRSH[@]}" vol-list corral | grep -q -- '-disk.qcow2 ' || fail "rm removed the shared base image"
+"${VIRSH[@]}" vol-list corral >"$RUN/vols3"
+grep -q 'corral-vm-rstd.qcow2' "$RUN/vols3" && fail "rm left the VM's disk on the libvirt host"
+grep -q -- '-disk.qcow2 ' "$RUN/vols3" || fail "rm removed the shared base image"
 log "standard image: overlay volume over the uploaded base, python3 runs, rm deletes the overlay"
 
 # --- gc: the standard image no VM there uses goes, marker and all; rtest's image stays ---
@@ -145,7 +146,8 @@ touch -d '-5 min' "$BASE_VOL" "$BASE_VOL.done"
 # (An empty image cache here: the test cleans the other machine, not this one's cache.)
 XDG_CACHE_HOME=$RUN/cache "$CTL" gc >"$RUN/gc.out" 2>&1 || fail "gc: $(cat "$RUN/gc.out")"
 grep -q "removed .*$BASE_VOL .*no VM there uses" "$RUN/gc.out" || fail "gc did not list the unused image: $(cat "$RUN/gc.out")"
-"${VIRSH[@]}" vol-list corral | grep -q -- '-disk.qcow2' && fail "gc left the unused standard image or its marker"
+"${VIRSH[@]}" vol-list corral >"$RUN/vols4"
+grep -q -- '-disk.qcow2' "$RUN/vols4" && fail "gc left the unused standard image or its marker"
 [ -e "$KERNEL_VOL" ] || fail "gc removed the kernel rtest boots"
 log "gc removed the unused uploaded image and kept the one in use"
 

@@ -70,12 +70,16 @@ done
 read -r w h <<<"$(sed -n 's/^screenshot \([0-9]*\)x\([0-9]*\) .*/\1 \2/p' <<<"$("$CTL" computer stest size)")"
 [ "$pw" = "$w" ] && [ "$ph" = "$h" ] || fail "screenshot ${pw}x$ph, but the screen is ${w}x$h"
 
-"$CTL" computer stest click 10 10 | grep -q "Clicked at (10, 10)" || fail "click"
-"$CTL" computer stest type 'Hello, @#{}|~<> é' -o "$DATA/two.png" | grep -q "Typed 17 characters" ||
-	fail "type"
+# (Output is read whole before grep: under pipefail, grep -q leaving at the first match would
+# kill corralctl with SIGPIPE before its next line, and fail the step at random.)
+out=$("$CTL" computer stest click 10 10) || fail "click"
+grep -q "Clicked at (10, 10)" <<<"$out" || fail "click said: $out"
+out=$("$CTL" computer stest type 'Hello, @#{}|~<> é' -o "$DATA/two.png") || fail "type"
+grep -q "Typed 17 characters" <<<"$out" || fail "type said: $out"
 [ -s "$DATA/two.png" ] || fail "no screenshot after typing"
 "$CTL" computer stest key ctrl+alt+F2 || fail "key"
-"$CTL" computer stest scroll 100 100 down 3 | grep -q "Scrolled down by 3" || fail "scroll"
+out=$("$CTL" computer stest scroll 100 100 down 3) || fail "scroll"
+grep -q "Scrolled down by 3" <<<"$out" || fail "scroll said: $out"
 "$CTL" computer stest --json '{"action": "zoom", "region": [0, 0, 100, 50]}' -o "$DATA/zoom.png" ||
 	fail "zoom"
 read -r zw zh _ <<<"$(python3 "$STATS" "$DATA/zoom.png")"
