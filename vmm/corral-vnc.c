@@ -47,6 +47,7 @@ typedef struct {
         InputKind kind;
         guint x, y, buttons;
         guint32 keysym;
+        guint scancode; /* 0: none, send the keysym alone */
         gboolean down;
 } Input;
 
@@ -330,7 +331,10 @@ conn_send_input (Conn *c)
                         guint y = MIN (in->y, (guint) MAX (c->client->height - 1, 0));
 
                         SendPointerEvent (c->client, (int) x, (int) y, (int) in->buttons);
-                } else {
+                } else if (!in->scancode ||
+                           !SendExtendedKeyEvent (c->client, in->keysym, in->scancode, in->down)) {
+                        /* Without QEMU's extended key events (FALSE: not offered), the
+                         * keysym alone: QEMU maps it with its own keymap. */
                         SendKeyEvent (c->client, in->keysym, in->down);
                 }
         }
@@ -796,15 +800,40 @@ corral_vnc_pointer (CorralVnc *self, guint x, guint y, guint buttons)
 }
 
 void
-corral_vnc_key (CorralVnc *self, guint32 keysym, gboolean down)
+corral_vnc_key (CorralVnc *self, guint32 keysym, guint scancode, gboolean down)
 {
         Input *in = g_new0 (Input, 1);
 
         g_return_if_fail (CORRAL_IS_VNC (self));
         in->kind = INPUT_KEY;
         in->keysym = keysym;
+        /* An XT scancode is 7 bits, with bit 7 for the E0-prefixed keys. */
+        in->scancode = scancode & 0xff;
         in->down = down;
         queue_input (self, in);
+}
+
+/* Linux evdev codes past 83 (the first 83 are the XT codes themselves), as XT scancodes. */
+static const struct {
+        guint16 evdev;
+        guint8 xt;
+} evdev_xt[] = {
+        { 86, 0x56 },  { 87, 0x57 },  { 88, 0x58 },  { 96, 0x9c },  { 97, 0x9d },  { 98, 0xb5 },
+        { 99, 0xb7 },  { 100, 0xb8 }, { 102, 0xc7 }, { 103, 0xc8 }, { 104, 0xc9 }, { 105, 0xcb },
+        { 106, 0xcd }, { 107, 0xcf }, { 108, 0xd0 }, { 109, 0xd1 }, { 110, 0xd2 }, { 111, 0xd3 },
+        { 117, 0x59 }, { 119, 0xc6 }, { 125, 0xdb }, { 126, 0xdc }, { 127, 0xdd },
+};
+
+guint
+corral_vnc_scancode_from_evdev (guint evdev)
+{
+        if (evdev >= 1 && evdev <= 83)
+                return evdev;
+        for (gsize i = 0; i < G_N_ELEMENTS (evdev_xt); i++) {
+                if (evdev_xt[i].evdev == evdev)
+                        return evdev_xt[i].xt;
+        }
+        return 0;
 }
 
 const char *

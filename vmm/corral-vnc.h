@@ -80,8 +80,16 @@ guint64 corral_vnc_get_update_count (CorralVnc *self);
 gint64 corral_vnc_get_last_update_time (CorralVnc *self);
 
 /* Input, sent in order: the pointer at (x, y) of the screen (clamped to it) with buttons held
- * (CorralVncButtons; a wheel step is a press and a release), and a key by X keysym. */
+ * (CorralVncButtons; a wheel step is a press and a release), and a key: its X keysym and, when
+ * known, the key's place on the keyboard as an XT scancode (E0-prefixed keys as 0x80 | code;
+ * 0 for none). With a scancode, and a server that offers QEMU's extended key events, the guest
+ * gets that very key and its own keyboard layout decides the character; otherwise the server
+ * maps the keysym with its keymap (QEMU's: en-us), which does not press Shift for "@". */
 void corral_vnc_pointer (CorralVnc *self, guint x, guint y, guint buttons);
-void corral_vnc_key (CorralVnc *self, guint32 keysym, gboolean down);
+void corral_vnc_key (CorralVnc *self, guint32 keysym, guint scancode, gboolean down);
+
+/* The XT scancode of a Linux evdev key code (a GDK hardware keycode on Linux is evdev + 8), 0
+ * for a key XT has no code for. */
+guint corral_vnc_scancode_from_evdev (guint evdev);
 
 G_END_DECLS

@@ -68,6 +68,89 @@ corral_computer_keysym_is_modifier (guint32 keysym)
         }
 }
 
+/* The US keyboard as XT scancodes (set 1; E0-prefixed keys as 0x80 | code): the characters of
+ * each key unshifted and shifted, by row. */
+static const struct {
+        guint8 scancode;
+        char plain, shifted;
+} us_chars[] = {
+        { 0x29, '`', '~' },  { 0x02, '1', '!' },  { 0x03, '2', '@' }, { 0x04, '3', '#' },
+        { 0x05, '4', '$' },  { 0x06, '5', '%' },  { 0x07, '6', '^' }, { 0x08, '7', '&' },
+        { 0x09, '8', '*' },  { 0x0a, '9', '(' },  { 0x0b, '0', ')' }, { 0x0c, '-', '_' },
+        { 0x0d, '=', '+' },  { 0x10, 'q', 'Q' },  { 0x11, 'w', 'W' }, { 0x12, 'e', 'E' },
+        { 0x13, 'r', 'R' },  { 0x14, 't', 'T' },  { 0x15, 'y', 'Y' }, { 0x16, 'u', 'U' },
+        { 0x17, 'i', 'I' },  { 0x18, 'o', 'O' },  { 0x19, 'p', 'P' }, { 0x1a, '[', '{' },
+        { 0x1b, ']', '}' },  { 0x2b, '\\', '|' }, { 0x1e, 'a', 'A' }, { 0x1f, 's', 'S' },
+        { 0x20, 'd', 'D' },  { 0x21, 'f', 'F' },  { 0x22, 'g', 'G' }, { 0x23, 'h', 'H' },
+        { 0x24, 'j', 'J' },  { 0x25, 'k', 'K' },  { 0x26, 'l', 'L' }, { 0x27, ';', ':' },
+        { 0x28, '\'', '"' }, { 0x2c, 'z', 'Z' },  { 0x2d, 'x', 'X' }, { 0x2e, 'c', 'C' },
+        { 0x2f, 'v', 'V' },  { 0x30, 'b', 'B' },  { 0x31, 'n', 'N' }, { 0x32, 'm', 'M' },
+        { 0x33, ',', '<' },  { 0x34, '.', '>' },  { 0x35, '/', '?' }, { 0x39, ' ', ' ' },
+};
+
+/* The keys that are not characters. */
+static const struct {
+        guint32 keysym;
+        guint8 scancode;
+} us_keys[] = {
+        { XKB_KEY_Escape, 0x01 },      { XKB_KEY_BackSpace, 0x0e },
+        { XKB_KEY_Tab, 0x0f },         { XKB_KEY_ISO_Left_Tab, 0x0f },
+        { XKB_KEY_Return, 0x1c },      { XKB_KEY_Control_L, 0x1d },
+        { XKB_KEY_Shift_L, 0x2a },     { XKB_KEY_Shift_R, 0x36 },
+        { XKB_KEY_KP_Multiply, 0x37 }, { XKB_KEY_Alt_L, 0x38 },
+        { XKB_KEY_Meta_L, 0x38 },      { XKB_KEY_Caps_Lock, 0x3a },
+        { XKB_KEY_F1, 0x3b },          { XKB_KEY_F2, 0x3c },
+        { XKB_KEY_F3, 0x3d },          { XKB_KEY_F4, 0x3e },
+        { XKB_KEY_F5, 0x3f },          { XKB_KEY_F6, 0x40 },
+        { XKB_KEY_F7, 0x41 },          { XKB_KEY_F8, 0x42 },
+        { XKB_KEY_F9, 0x43 },          { XKB_KEY_F10, 0x44 },
+        { XKB_KEY_Num_Lock, 0x45 },    { XKB_KEY_Scroll_Lock, 0x46 },
+        { XKB_KEY_KP_7, 0x47 },        { XKB_KEY_KP_8, 0x48 },
+        { XKB_KEY_KP_9, 0x49 },        { XKB_KEY_KP_Subtract, 0x4a },
+        { XKB_KEY_KP_4, 0x4b },        { XKB_KEY_KP_5, 0x4c },
+        { XKB_KEY_KP_6, 0x4d },        { XKB_KEY_KP_Add, 0x4e },
+        { XKB_KEY_KP_1, 0x4f },        { XKB_KEY_KP_2, 0x50 },
+        { XKB_KEY_KP_3, 0x51 },        { XKB_KEY_KP_0, 0x52 },
+        { XKB_KEY_KP_Decimal, 0x53 },  { XKB_KEY_F11, 0x57 },
+        { XKB_KEY_F12, 0x58 },         { XKB_KEY_KP_Enter, 0x9c },
+        { XKB_KEY_Control_R, 0x9d },   { XKB_KEY_KP_Divide, 0xb5 },
+        { XKB_KEY_Print, 0xb7 },       { XKB_KEY_Alt_R, 0xb8 },
+        { XKB_KEY_Meta_R, 0xb8 },      { XKB_KEY_ISO_Level3_Shift, 0xb8 },
+        { XKB_KEY_Home, 0xc7 },        { XKB_KEY_Up, 0xc8 },
+        { XKB_KEY_Prior, 0xc9 },       { XKB_KEY_Left, 0xcb },
+        { XKB_KEY_Right, 0xcd },       { XKB_KEY_End, 0xcf },
+        { XKB_KEY_Down, 0xd0 },        { XKB_KEY_Next, 0xd1 },
+        { XKB_KEY_Insert, 0xd2 },      { XKB_KEY_Delete, 0xd3 },
+        { XKB_KEY_Super_L, 0xdb },     { XKB_KEY_Super_R, 0xdc },
+        { XKB_KEY_Menu, 0xdd },
+};
+
+gboolean
+corral_computer_key_position (guint32 keysym, guint *scancode, gboolean *shift)
+{
+        *scancode = 0;
+        *shift = FALSE;
+        /* Latin-1 keysyms are their characters. */
+        if (keysym >= 0x20 && keysym < 0x7f) {
+                for (gsize i = 0; i < G_N_ELEMENTS (us_chars); i++) {
+                        if (us_chars[i].plain == (char) keysym ||
+                            us_chars[i].shifted == (char) keysym) {
+                                *scancode = us_chars[i].scancode;
+                                *shift = us_chars[i].plain != (char) keysym;
+                                return TRUE;
+                        }
+                }
+                return FALSE;
+        }
+        for (gsize i = 0; i < G_N_ELEMENTS (us_keys); i++) {
+                if (us_keys[i].keysym == keysym) {
+                        *scancode = us_keys[i].scancode;
+                        return TRUE;
+                }
+        }
+        return FALSE;
+}
+
 /* One key's name (not empty, valid UTF-8) as a keysym; 0 when it names none. */
 static guint32
 name_to_keysym (const char *name)

@@ -40,6 +40,13 @@ gboolean corral_computer_parse_modifiers (const char *text, CorralKeyCombo *comb
  * (transfer full) an array of guint32, or NULL with G_IO_ERROR_INVALID_ARGUMENT. */
 GArray *corral_computer_text_keysyms (const char *text, gsize max_chars, GError **error);
 
+/* Where keysym's key sits on the VM's keyboard: its XT scancode (E0-prefixed keys as
+ * 0x80 | code) and whether Shift is needed for it. Corral's images use the US layout, and so
+ * does this table: the scancode is what reaches the guest (QEMU's extended key events), so a
+ * symbol arrives as typed whatever the person's own layout, and Shift is pressed for "@" or "A"
+ * as a person would. FALSE for a keysym the US keyboard has no key for ("é"). */
+gboolean corral_computer_key_position (guint32 keysym, guint *scancode, gboolean *shift);
+
 /* Whether keysym is a modifier (Shift, Control, Alt, Meta, Super, Hyper, ISO_Level3_Shift). */
 gboolean corral_computer_keysym_is_modifier (guint32 keysym);
 

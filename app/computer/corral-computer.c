@@ -14,6 +14,7 @@
 #include <math.h>
 #include <png.h>
 #include <string.h>
+#include <xkbcommon/xkbcommon.h>
 
 #include "corral-computer-keys.h"
 #include "corral-computer-private.h"
@@ -25,6 +26,7 @@ typedef struct {
         StepKind kind;
         guint x, y, buttons; /* screen pixels; CorralVncButtons */
         guint32 keysym;
+        guint scancode; /* the key on the VM's US keyboard, 0 for none */
         gboolean down;
         guint ms;
 } Step;
@@ -419,8 +421,19 @@ static void
 add_key (GArray *steps, guint32 keysym, gboolean down)
 {
         Step s = { .kind = STEP_KEY, .keysym = keysym, .down = down };
+        gboolean shift;
 
+        corral_computer_key_position (keysym, &s.scancode, &shift);
         g_array_append_val (steps, s);
+}
+
+static gboolean
+needs_shift (guint32 keysym)
+{
+        guint scancode;
+        gboolean shift;
+
+        return corral_computer_key_position (keysym, &scancode, &shift) && shift;
 }
 
 static void
@@ -431,11 +444,64 @@ add_sleep (GArray *steps, guint ms)
         g_array_append_val (steps, s);
 }
 
+/* A combination's keys, pressed in order or released in reverse. Like xdotool, Shift comes
+ * first when a key needs it ("ctrl+A", "ctrl+@") and the combination has none. */
 static void
 add_combo (GArray *steps, const CorralKeyCombo *combo, gboolean down)
 {
+        gboolean shift = FALSE, has_shift = FALSE;
+
+        for (guint i = 0; i < combo->n; i++) {
+                shift |= needs_shift (combo->keysyms[i]);
+                has_shift |= combo->keysyms[i] == XKB_KEY_Shift_L ||
+                             combo->keysyms[i] == XKB_KEY_Shift_R;
+        }
+        shift &= !has_shift;
+        if (shift && down)
+                add_key (steps, XKB_KEY_Shift_L, TRUE);
         for (guint i = 0; i < combo->n; i++)
                 add_key (steps, combo->keysyms[down ? i : combo->n - 1 - i], down);
+        if (shift && !down)
+                add_key (steps, XKB_KEY_Shift_L, FALSE);
+}
+
+static void
+add_tap (GArray *steps, guint32 keysym)
+{
+        add_key (steps, keysym, TRUE);
+        add_key (steps, keysym, FALSE);
+}
+
+/* One character of typed text: its key, with Shift when the key needs it; a character the US
+ * keyboard has no key for ("é", "€") as GTK's Unicode input (ctrl+shift+u, its code in hex,
+ * space), which the image's applications (GTK: the editor, the terminal, Firefox) take. */
+static void
+add_character (GArray *steps, guint32 keysym, gunichar c)
+{
+        guint scancode;
+        gboolean shift;
+
+        if (corral_computer_key_position (keysym, &scancode, &shift)) {
+                if (shift)
+                        add_key (steps, XKB_KEY_Shift_L, TRUE);
+                add_tap (steps, keysym);
+                if (shift)
+                        add_key (steps, XKB_KEY_Shift_L, FALSE);
+                return;
+        }
+        {
+                const CorralKeyCombo unicode = {
+                        .keysyms = { XKB_KEY_Control_L, XKB_KEY_Shift_L, XKB_KEY_u }, .n = 3
+                };
+                char hex[16];
+
+                add_combo (steps, &unicode, TRUE);
+                add_combo (steps, &unicode, FALSE);
+                g_snprintf (hex, sizeof hex, "%x", (guint) c);
+                for (const char *h = hex; *h; h++)
+                        add_tap (steps, (guint32) *h);
+                add_tap (steps, XKB_KEY_space);
+        }
 }
 
 static guint
@@ -614,6 +680,7 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
         }
         if (g_str_equal (action, "type")) {
                 g_autoptr (GArray) keysyms = NULL;
+                const char *p;
 
                 if (!text)
                         return corral_computer_refuse (error,
@@ -621,11 +688,16 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
                 keysyms = corral_computer_text_keysyms (text, CORRAL_COMPUTER_MAX_TYPE, error);
                 if (!keysyms)
                         return FALSE;
+                p = text;
                 for (guint i = 0; i < keysyms->len; i++) {
+                        /* "\r\n" was one keysym. */
+                        if (p[0] == '\r' && p[1] == '\n')
+                                p++;
                         if (i && i % CORRAL_COMPUTER_TYPE_GROUP == 0)
                                 add_sleep (run->steps, 50);
-                        add_key (run->steps, g_array_index (keysyms, guint32, i), TRUE);
-                        add_key (run->steps, g_array_index (keysyms, guint32, i), FALSE);
+                        add_character (run->steps, g_array_index (keysyms, guint32, i),
+                                       g_utf8_get_char (p));
+                        p = g_utf8_next_char (p);
                 }
                 run->said = g_strdup_printf (_ ("Typed %u characters."), keysyms->len);
                 return TRUE;
@@ -801,7 +873,7 @@ release_held (CorralComputer *self, Run *run)
                 const Step *s = &g_array_index (run->steps, Step, i);
 
                 if (s->kind == STEP_KEY && !s->down)
-                        corral_vnc_key (self->vnc, s->keysym, FALSE);
+                        corral_vnc_key (self->vnc, s->keysym, s->scancode, FALSE);
         }
         self->buttons = 0;
         corral_vnc_pointer (self->vnc, self->pointer_x, self->pointer_y, 0);
@@ -917,7 +989,7 @@ play (gpointer data)
                 if (s->kind == STEP_POINTER)
                         corral_vnc_pointer (self->vnc, s->x, s->y, s->buttons);
                 else
-                        corral_vnc_key (self->vnc, s->keysym, s->down);
+                        corral_vnc_key (self->vnc, s->keysym, s->scancode, s->down);
         }
         if (run->show == SHOW_POSITION) {
                 finish (task);

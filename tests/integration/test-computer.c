@@ -39,6 +39,8 @@ on_done (GObject *src, GAsyncResult *res, gpointer data)
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
+        /* data: the server offers QEMU's extended key events. */
+        vnc_test_server_offer_extended_keys (data != NULL);
         f->vnc = vnc_test_server_connect (NULL);
         f->computer = corral_computer_new (f->vnc);
 }
@@ -248,20 +250,58 @@ test_cursor_position (Fixture *f, gconstpointer data)
         g_assert_null (where->image);
 }
 
+/* What "type" sends for "a@#{}|~<>é\n" on QEMU's VNC (with extended key events: each key's
+ * scancode on the US keyboard) or another server (keysyms alone): Shift held around the
+ * shifted symbols as a person would (QEMU's keysym mapping does not press it), and "é", which
+ * has no key there, as GTK's Unicode input: ctrl+shift+u e 9 space. */
+static const struct {
+        guint32 keysym, scancode;
+        gboolean down;
+} typed[] = {
+        { 'a', 0x1e, 1 },
+        { 'a', 0x1e, 0 },
+#define SHIFTED(sym, code)                                                                         \
+        { XKB_KEY_Shift_L, 0x2a, 1 }, { sym, code, 1 }, { sym, code, 0 },                          \
+        {                                                                                          \
+                XKB_KEY_Shift_L, 0x2a, 0                                                           \
+        }
+        SHIFTED ('@', 0x03),
+        SHIFTED ('#', 0x04),
+        SHIFTED ('{', 0x1a),
+        SHIFTED ('}', 0x1b),
+        SHIFTED ('|', 0x2b),
+        SHIFTED ('~', 0x29),
+        SHIFTED ('<', 0x33),
+        SHIFTED ('>', 0x34),
+#undef SHIFTED
+        { XKB_KEY_Control_L, 0x1d, 1 },
+        { XKB_KEY_Shift_L, 0x2a, 1 },
+        { 'u', 0x16, 1 },
+        { 'u', 0x16, 0 },
+        { XKB_KEY_Shift_L, 0x2a, 0 },
+        { XKB_KEY_Control_L, 0x1d, 0 },
+        { 'e', 0x12, 1 },
+        { 'e', 0x12, 0 },
+        { '9', 0x0a, 1 },
+        { '9', 0x0a, 0 },
+        { XKB_KEY_space, 0x39, 1 },
+        { XKB_KEY_space, 0x39, 0 },
+        { XKB_KEY_Return, 0x1c, 1 },
+        { XKB_KEY_Return, 0x1c, 0 },
+};
+
 static void
 test_type (Fixture *f, gconstpointer data)
 {
-        /* Symbols that move about on other layouts, and text beyond ASCII: sent as keysyms. */
-        static const guint32 expected[] = { 'a',           '@', '#', '{', '}',
-                                            '|',           '~', '<', '>', XKB_KEY_eacute,
-                                            XKB_KEY_Return };
-        g_autoptr (GArray) events =
-                run_expecting (f, "{\"action\": \"type\", \"text\": \"a@#{}|~<>é\\n\"}", 22);
+        gboolean extended = data != NULL;
+        g_autoptr (GArray) events = run_expecting (
+                f, "{\"action\": \"type\", \"text\": \"a@#{}|~<>é\\n\"}", G_N_ELEMENTS (typed));
 
-        g_assert_cmpuint (events->len, ==, 22);
-        for (guint i = 0; i < G_N_ELEMENTS (expected); i++) {
-                assert_key (events, i * 2, expected[i], TRUE);
-                assert_key (events, i * 2 + 1, expected[i], FALSE);
+        g_assert_cmpuint (events->len, ==, G_N_ELEMENTS (typed));
+        for (guint i = 0; i < G_N_ELEMENTS (typed); i++) {
+                assert_key (events, i, typed[i].keysym, typed[i].down);
+                g_assert_cmphex (g_array_index (events, Event, i).scancode, ==,
+                                 (extended ? typed[i].scancode : 0));
         }
 }
 
@@ -296,6 +336,26 @@ test_key (Fixture *f, gconstpointer data)
         assert_key (events, 5, XKB_KEY_Control_L, FALSE);
         assert_key (events, 6, XKB_KEY_Return, TRUE);
         assert_key (events, 7, XKB_KEY_Return, FALSE);
+}
+
+/* Like xdotool: a key that needs Shift gets it when the combination has none. */
+static void
+test_key_shifted (Fixture *f, gconstpointer data)
+{
+        g_autoptr (GArray) events =
+                run_expecting (f, "{\"action\": \"key\", \"text\": \"ctrl+A shift+A\"}", 10);
+
+        g_assert_cmpuint (events->len, ==, 10);
+        assert_key (events, 0, XKB_KEY_Shift_L, TRUE);
+        assert_key (events, 1, XKB_KEY_Control_L, TRUE);
+        assert_key (events, 2, 'A', TRUE);
+        assert_key (events, 3, 'A', FALSE);
+        assert_key (events, 4, XKB_KEY_Control_L, FALSE);
+        assert_key (events, 5, XKB_KEY_Shift_L, FALSE);
+        assert_key (events, 6, XKB_KEY_Shift_L, TRUE);
+        assert_key (events, 7, 'A', TRUE);
+        assert_key (events, 8, 'A', FALSE);
+        assert_key (events, 9, XKB_KEY_Shift_L, FALSE);
 }
 
 static void
@@ -628,8 +688,11 @@ main (int argc, char **argv)
         ADD ("/computer/click", test_click);
         ADD ("/computer/cursor-position", test_cursor_position);
         ADD ("/computer/type", test_type);
+        g_test_add ("/computer/type-scancodes", Fixture, "extended", fixture_setup, test_type,
+                    fixture_teardown);
         ADD ("/computer/type-long", test_type_long);
         ADD ("/computer/key", test_key);
+        ADD ("/computer/key-shifted", test_key_shifted);
         ADD ("/computer/hold-key", test_hold_key);
         ADD ("/computer/scroll", test_scroll);
         ADD ("/computer/drag", test_drag);

@@ -25,6 +25,8 @@ typedef struct {
 } Server;
 
 static Server *server;
+/* Whether the next server offers QEMU's extended key events (vnc_test_server_offer_...). */
+static gboolean offer_extended_keys;
 
 static void
 on_key (rfbBool down, rfbKeySym keysym, rfbClientPtr cl)
@@ -52,6 +54,77 @@ on_pointer (int buttons, int x, int y, rfbClientPtr cl)
                 server->repaint_at = g_get_monotonic_time () + server->repaint_delay_ms * 1000;
         g_array_append_val (server->events, e);
         g_mutex_unlock (&server->lock);
+}
+
+/* QEMU's extended key events, as QEMU's server does them: offered by acknowledging the client's
+ * pseudo-encoding with an empty rectangle of that encoding, then taken as message 255/0. The
+ * acknowledgement waits until LibVNCServer has sent its SupportedMessages (which QEMU does not
+ * send): libvncclient takes that list whole, and it would forget the acknowledgement. */
+enum { ACK_NONE, ACK_PENDING, ACK_SENT };
+
+static rfbBool
+on_enable_encoding (rfbClientPtr cl, void **data, int encoding)
+{
+        if ((guint32) encoding != rfbEncodingQemuExtendedKeyEvent || !offer_extended_keys)
+                return FALSE;
+        cl->clientData = GINT_TO_POINTER (ACK_PENDING);
+        return TRUE;
+}
+
+static void
+send_acks (void)
+{
+        rfbClientIteratorPtr it = rfbGetClientIterator (server->screen);
+        rfbClientPtr cl;
+
+        while ((cl = rfbClientIteratorNext (it))) {
+                struct {
+                        rfbFramebufferUpdateMsg msg;
+                        rfbFramebufferUpdateRectHeader rect;
+                } ack = { 0 };
+
+                if (GPOINTER_TO_INT (cl->clientData) != ACK_PENDING || cl->enableSupportedMessages)
+                        continue;
+                ack.msg.type = rfbFramebufferUpdate;
+                ack.msg.nRects = GUINT16_TO_BE (1);
+                ack.rect.encoding = GUINT32_TO_BE (rfbEncodingQemuExtendedKeyEvent);
+                G_STATIC_ASSERT (sizeof ack ==
+                                 sz_rfbFramebufferUpdateMsg + sz_rfbFramebufferUpdateRectHeader);
+                rfbWriteExact (cl, (char *) &ack, sizeof ack);
+                cl->clientData = GINT_TO_POINTER (ACK_SENT);
+        }
+        rfbReleaseClientIterator (it);
+}
+
+static rfbBool
+on_message (rfbClientPtr cl, void *data, const rfbClientToServerMsg *msg)
+{
+        guint8 rest[sz_rfbQemuExtendedKeyEventMsg - 1];
+        VncTestEvent e = { .type = 'k' };
+
+        if (msg->type != rfbQemuEvent || rfbReadExact (cl, (char *) rest, sizeof rest) != 1 ||
+            rest[0] != 0 /* a key event */)
+                return FALSE;
+        e.down = (rest[1] << 8 | rest[2]) != 0;
+        e.keysym = (guint32) rest[3] << 24 | rest[4] << 16 | rest[5] << 8 | rest[6];
+        e.scancode = (guint32) rest[7] << 24 | rest[8] << 16 | rest[9] << 8 | rest[10];
+        g_mutex_lock (&server->lock);
+        g_array_append_val (server->events, e);
+        g_mutex_unlock (&server->lock);
+        return TRUE;
+}
+
+static int qemu_encodings[] = { (int) rfbEncodingQemuExtendedKeyEvent, 0 };
+static rfbProtocolExtension qemu_extension = {
+        .pseudoEncodings = qemu_encodings,
+        .enablePseudoEncoding = on_enable_encoding,
+        .handleMessage = on_message,
+};
+
+void
+vnc_test_server_offer_extended_keys (gboolean offer)
+{
+        offer_extended_keys = offer;
 }
 
 static void
@@ -102,6 +175,7 @@ server_thread (gpointer data)
                                 rfbNewClient (server->screen, fd);
                 }
                 rfbProcessEvents (server->screen, 5000);
+                send_acks ();
         }
         return NULL;
 }
@@ -161,6 +235,7 @@ start (int inetd_fd, int listen_fd)
          * shows does. */
         server->screen->cursor = NULL;
         rfbLogEnable (FALSE);
+        rfbRegisterProtocolExtension (&qemu_extension);
         rfbInitServer (server->screen);
         fill (0, 0, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, 0x808080);
         fill (960, 600, 1060, 700, 0x0000ff);
@@ -183,6 +258,7 @@ vnc_test_server_stop (void)
         g_array_unref (server->events);
         g_mutex_clear (&server->lock);
         g_clear_pointer (&server, g_free);
+        offer_extended_keys = FALSE;
 }
 
 GArray *

@@ -17,9 +17,14 @@
 typedef struct {
         guint8 type; /* 'k' key, 'p' pointer */
         guint32 keysym;
+        guint32 scancode; /* with QEMU's extended key events; 0 for a plain key event */
         gboolean down;
         int x, y, buttons;
 } VncTestEvent;
+
+/* Whether the next server started offers QEMU's extended key events, as QEMU's does (reset to
+ * FALSE when it stops). */
+void vnc_test_server_offer_extended_keys (gboolean offer);
 
 /* Starts the server; returns the client's end of the socket. */
 int vnc_test_server_start (void);

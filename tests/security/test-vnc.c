@@ -430,8 +430,8 @@ test_honest (void)
         /* Input arrives in order; a point off the screen is pulled onto its edge. */
         corral_vnc_pointer (vnc, 10, 5, CORRAL_VNC_BUTTON_LEFT);
         corral_vnc_pointer (vnc, 10, 5, 0);
-        corral_vnc_key (vnc, 0x40 /* at */, TRUE);
-        corral_vnc_key (vnc, 0x40, FALSE);
+        corral_vnc_key (vnc, 0x40 /* at */, 0x03, TRUE);
+        corral_vnc_key (vnc, 0x40, 0x03, FALSE);
         corral_vnc_pointer (vnc, 9999, 9999, CORRAL_VNC_BUTTON_WHEEL_DOWN);
         start = g_get_monotonic_time ();
         while (events_seen (s) < 5 && g_get_monotonic_time () - start < 30 * G_USEC_PER_SEC)

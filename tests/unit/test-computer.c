@@ -5,7 +5,7 @@
  */
 #include <gio/gio.h>
 #include <string.h>
-#include <xkbcommon/xkbcommon-keysyms.h>
+#include <xkbcommon/xkbcommon.h>
 
 #include "corral-computer-keys.h"
 #include "corral-computer-screen.h"
@@ -282,6 +282,51 @@ test_scale_off_screen (void)
         }
 }
 
+/* The US keyboard table against xkeyboard-config's own "us" layout (as the images set): each
+ * printable ASCII character's key is the one whose first or second (Shift) level gives it. */
+static void
+test_key_positions (void)
+{
+        struct xkb_context *ctx = xkb_context_new (XKB_CONTEXT_NO_ENVIRONMENT_NAMES);
+        struct xkb_rule_names names = { .rules = "evdev", .model = "pc105", .layout = "us" };
+        struct xkb_keymap *keymap = ctx ? xkb_keymap_new_from_names (ctx, &names, 0) : NULL;
+        guint scancode;
+        gboolean shift;
+
+        if (!keymap) {
+                g_test_skip ("no xkeyboard-config data here");
+                g_clear_pointer (&ctx, xkb_context_unref);
+                return;
+        }
+        for (guint32 c = 0x20; c < 0x7f; c++) {
+                const xkb_keysym_t *syms;
+                /* XT codes up to 83 are evdev codes; an X key code is evdev + 8 */
+                xkb_keycode_t key;
+
+                g_test_message ("%c", c);
+                g_assert_true (corral_computer_key_position (c, &scancode, &shift));
+                g_assert_cmpuint (scancode, <, 84);
+                key = scancode + 8;
+                g_assert_cmpint (
+                        xkb_keymap_key_get_syms_by_level (keymap, key, 0, shift ? 1 : 0, &syms), ==,
+                        1);
+                g_assert_cmphex (syms[0], ==, c);
+        }
+        /* Keys that are not characters: E0-prefixed ones have bit 7 set. */
+        g_assert_true (corral_computer_key_position (XKB_KEY_Return, &scancode, &shift));
+        g_assert_cmphex (scancode, ==, 0x1c);
+        g_assert_false (shift);
+        g_assert_true (corral_computer_key_position (XKB_KEY_Up, &scancode, &shift));
+        g_assert_cmphex (scancode, ==, 0xc8);
+        g_assert_true (corral_computer_key_position (XKB_KEY_Control_R, &scancode, &shift));
+        g_assert_cmphex (scancode, ==, 0x9d);
+        /* No key for it on this keyboard: typed otherwise. */
+        g_assert_false (corral_computer_key_position (XKB_KEY_eacute, &scancode, &shift));
+        g_assert_false (corral_computer_key_position (XKB_KEY_EuroSign, &scancode, &shift));
+        xkb_keymap_unref (keymap);
+        xkb_context_unref (ctx);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -290,6 +335,7 @@ main (int argc, char **argv)
         g_test_add_func ("/computer/keys/sequence", test_keys_sequence);
         g_test_add_func ("/computer/keys/refused", test_keys_refused);
         g_test_add_func ("/computer/keys/modifiers", test_modifiers);
+        g_test_add_func ("/computer/keys/positions", test_key_positions);
         g_test_add_func ("/computer/text", test_text);
         g_test_add_func ("/computer/text/refused", test_text_refused);
         g_test_add_func ("/computer/scale/sizes", test_scale_sizes);
