@@ -37,6 +37,8 @@ struct _CorralFirstRun {
         gboolean folder_refused; /* the organisation does not let it be shared */
         GtkWidget *mode_group;
         GtkWidget *mode_checks[3]; /* by FsMode */
+        GtkWidget *computer_row; /* computer use for this task: off until turned on */
+        GtkWidget *computer_switch;
         GtkWidget *start_button;
         GtkWidget *choose_button;
         GtkWidget *welcome_button;
@@ -298,12 +300,14 @@ typedef struct {
         gboolean shareable;
         FsMode max_mode;
         char *why; /* why it cannot be shared */
+        char *computer_refused; /* why computer use cannot be turned on */
 } FolderRules;
 
 static void
 folder_rules_free (FolderRules *r)
 {
         g_free (r->why);
+        g_free (r->computer_refused);
         g_free (r);
 }
 
@@ -314,9 +318,12 @@ folder_rules_read (gpointer data, GCancellable *cancellable, GError **error)
         g_autoptr (CorralPolicy) policy = corral_policy_load_default (NULL);
         g_autoptr (GError) local = NULL;
         g_autofree char *real = realpath (data, NULL);
+        g_autoptr (GError) computer = NULL;
 
         r->shareable = TRUE;
         r->max_mode = FS_MODE_RW;
+        if (!corral_task_check_computer_use (&computer))
+                r->computer_refused = g_strdup (computer->message);
         /* A damaged policy is said by its own banner; a folder that is gone, at Start. */
         if (!policy || !real)
                 return r;
@@ -360,6 +367,17 @@ apply_folder_rules (CorralFirstRun *self, const FolderRules *r)
                 corral_first_run_set_mode (self, max);
         self->folder_refused = r && !r->shareable;
         update_folder_warning (self, r && !r->shareable ? r->why : NULL);
+        /* Turned off by the organisation: the switch says so and stays off (the task service
+         * refuses it again at Start). */
+        if (r && r->computer_refused)
+                gtk_switch_set_active (GTK_SWITCH (self->computer_switch), FALSE);
+        gtk_widget_set_sensitive (self->computer_row, !(r && r->computer_refused));
+        adw_action_row_set_subtitle (
+                ADW_ACTION_ROW (self->computer_row),
+                r && r->computer_refused
+                        ? r->computer_refused
+                        : _ ("It sees and works a desktop inside the workspace, never this "
+                             "computer’s. You can watch it and take over at any time."));
         update_start (self);
 }
 
@@ -469,6 +487,8 @@ on_start (CorralFirstRun *self)
                                fs_mode_to_string (corral_first_run_get_mode (self)));
         g_settings_set_boolean (self->settings, "first-run-done", TRUE);
         g_signal_emit (self, signals[SIGNAL_START], 0);
+        /* Each task's own choice: the next one starts without it again. */
+        gtk_switch_set_active (GTK_SWITCH (self->computer_switch), FALSE);
 }
 
 static void
@@ -482,6 +502,27 @@ add_mode_rows (CorralFirstRun *self)
                                                       fs_mode_explain (modes[i]),
                                                       &self->mode_checks[modes[i]],
                                                       i ? self->mode_checks[modes[0]] : NULL));
+}
+
+/* Computer use, under the modes: a group of its own, off. */
+static void
+add_computer_row (CorralFirstRun *self)
+{
+        GtkWidget *group = adw_preferences_group_new ();
+        GtkWidget *box = gtk_widget_get_parent (self->mode_group);
+
+        self->computer_row = adw_action_row_new ();
+        self->computer_switch = gtk_switch_new ();
+        adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->computer_row),
+                                       _ ("Let the Assistant Use a Screen"));
+        gtk_widget_set_valign (self->computer_switch, GTK_ALIGN_CENTER);
+        corral_ui_set_accessible_label (self->computer_switch,
+                                        _ ("Let the assistant use a screen"));
+        adw_action_row_add_suffix (ADW_ACTION_ROW (self->computer_row), self->computer_switch);
+        adw_action_row_set_activatable_widget (ADW_ACTION_ROW (self->computer_row),
+                                               self->computer_switch);
+        adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), self->computer_row);
+        gtk_box_insert_child_after (GTK_BOX (box), group, self->mode_group);
 }
 
 /* The widget ---------------------------------------------------------------------------------- */
@@ -566,6 +607,7 @@ corral_first_run_init (CorralFirstRun *self)
         self->cancellable = g_cancellable_new ();
         gtk_widget_init_template (GTK_WIDGET (self));
         add_mode_rows (self);
+        add_computer_row (self);
         g_signal_connect (self, "map", G_CALLBACK (focus_step), NULL);
 }
 
@@ -654,6 +696,21 @@ corral_first_run_set_mode (CorralFirstRun *self, FsMode mode)
         g_return_if_fail (CORRAL_IS_FIRST_RUN (self));
         g_return_if_fail (mode <= FS_MODE_RW_NODELETE);
         gtk_check_button_set_active (GTK_CHECK_BUTTON (self->mode_checks[mode]), TRUE);
+}
+
+gboolean
+corral_first_run_get_computer_use (CorralFirstRun *self)
+{
+        g_return_val_if_fail (CORRAL_IS_FIRST_RUN (self), FALSE);
+        return gtk_widget_get_sensitive (self->computer_row) &&
+               gtk_switch_get_active (GTK_SWITCH (self->computer_switch));
+}
+
+void
+corral_first_run_set_computer_use (CorralFirstRun *self, gboolean on)
+{
+        g_return_if_fail (CORRAL_IS_FIRST_RUN (self));
+        gtk_switch_set_active (GTK_SWITCH (self->computer_switch), on);
 }
 
 FsMode

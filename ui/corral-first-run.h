@@ -29,5 +29,9 @@ void corral_first_run_set_folder (CorralFirstRun *self, const char *path);
 const char *corral_first_run_get_folder (CorralFirstRun *self);
 void corral_first_run_set_mode (CorralFirstRun *self, FsMode mode);
 FsMode corral_first_run_get_mode (CorralFirstRun *self);
+/* Computer use for the task about to start (off for each new one, and where the organisation
+ * turned it off). */
+gboolean corral_first_run_get_computer_use (CorralFirstRun *self);
+void corral_first_run_set_computer_use (CorralFirstRun *self, gboolean on);
 
 G_END_DECLS

@@ -29,6 +29,7 @@ corral_task_config_copy (const CorralTaskConfig *config)
         copy->network_preset = g_strdup (config->network_preset);
         copy->network_allow = g_strdupv (config->network_allow);
         copy->unconfined_commands = config->unconfined_commands;
+        copy->computer_use = config->computer_use;
         return copy;
 }
 

@@ -27,6 +27,9 @@ typedef struct {
         /* The assistant's commands run without the VM's second wall (SECURITY.md A7, A8,
          * A10); only the person turns it on. */
         gboolean unconfined_commands;
+        /* The assistant gets a screen in the VM (computer use): off unless the person turns it
+         * on for this task, and refused where the organisation turned it off. */
+        gboolean computer_use;
 } CorralTaskConfig;
 
 CorralTaskConfig *corral_task_config_copy (const CorralTaskConfig *config);

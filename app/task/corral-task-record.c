@@ -104,6 +104,7 @@ parse_config (const cJSON *obj, CorralTaskConfig *config, GError **error)
 {
         const cJSON *allow = cJSON_GetObjectItemCaseSensitive (obj, "network_allow");
         const cJSON *unconfined = cJSON_GetObjectItemCaseSensitive (obj, "unconfined_commands");
+        const cJSON *computer = cJSON_GetObjectItemCaseSensitive (obj, "computer_use");
         const char *folder, *mode, *image, *preset;
         CorralEgressPreset preset_value;
         double memory, vcpus;
@@ -128,6 +129,8 @@ parse_config (const cJSON *obj, CorralTaskConfig *config, GError **error)
         /* Absent in records written before the setting, and whenever it is off. */
         if (unconfined && !cJSON_IsBool (unconfined))
                 return invalid (error, _ ("“%s” is not true or false"), "unconfined_commands");
+        if (computer && !cJSON_IsBool (computer))
+                return invalid (error, _ ("“%s” is not true or false"), "computer_use");
         if (allow &&
             (!cJSON_IsArray (allow) || cJSON_GetArraySize (allow) > CORRAL_TASK_RECORD_MAX_RULES))
                 return invalid (error, _ ("“network_allow” is not a list of at most %d rules"),
@@ -150,6 +153,7 @@ parse_config (const cJSON *obj, CorralTaskConfig *config, GError **error)
         config->memory_mib = (guint) memory;
         config->vcpus = (guint) vcpus;
         config->unconfined_commands = cJSON_IsTrue (unconfined);
+        config->computer_use = cJSON_IsTrue (computer);
         return TRUE;
 }
 
@@ -281,6 +285,8 @@ corral_task_record_to_json (const CorralTaskRecord *record)
                 cJSON_AddItemToArray (allow, cJSON_CreateString (config->network_allow[i]));
         if (config->unconfined_commands)
                 cJSON_AddTrueToObject (root, "unconfined_commands");
+        if (config->computer_use)
+                cJSON_AddTrueToObject (root, "computer_use");
         text = cJSON_Print (root);
         cJSON_Delete (root);
         return text;

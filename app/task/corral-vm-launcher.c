@@ -187,6 +187,7 @@ create_vm (GTask *task)
                                       .shares = &share,
                                       .n_shares = 1,
                                       .policy = policy,
+                                      .screen = l->config->computer_use,
                                       .built = l->built,
                                       .pool = l->pool };
         corral_task_create_async (self->manager, &spec, on_create_progress, task,
