@@ -546,6 +546,13 @@ corral_assistant_source_new_finish (GAsyncResult *result, GError **error)
 /* Restoring ------------------------------------------------------------------------------------ */
 
 void
+corral_assistant_source_set_computer (CorralAssistantSource *self, CorralComputer *computer)
+{
+        g_return_if_fail (CORRAL_IS_ASSISTANT_SOURCE (self));
+        corral_assistant_session_set_computer (self->session, computer);
+}
+
+void
 corral_assistant_source_restore (CorralAssistantSource *self, CorralChatView *view)
 {
         g_return_if_fail (CORRAL_IS_ASSISTANT_SOURCE (self));

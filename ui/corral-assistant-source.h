@@ -57,6 +57,9 @@ CorralAssistantSource *corral_assistant_source_new_finish (GAsyncResult *result,
 /* Shows a resumed session's conversation in view (see corral_assistant_source_replay), or the
  * notice that it could not be restored. Nothing for a new session. */
 void corral_assistant_source_restore (CorralAssistantSource *self, CorralChatView *view);
+/* Computer use: the assistant gets the computer tool on this screen (the task's Screen panel's;
+ * NULL: none). */
+void corral_assistant_source_set_computer (CorralAssistantSource *self, CorralComputer *computer);
 /* Shows conv in view: the person's messages, the assistant's text, and one finished card per
  * tool call with its result (a call without one, from an interrupted task, says so). */
 void corral_assistant_source_replay (const CorralLlmConversation *conv, CorralChatView *view);

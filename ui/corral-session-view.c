@@ -19,6 +19,7 @@ struct _CorralSessionView {
         GtkWidget *shares;
         GtkWidget *changes;
         GtkWidget *terminal;
+        GtkWidget *screen;
         GtkWidget *activity;
         GSignalGroup *source_signals;
 };
@@ -46,6 +47,7 @@ build_panel (CorralSessionView *self)
         self->shares = corral_shares_panel_new ();
         self->changes = corral_changes_panel_new ();
         self->terminal = corral_terminal_panel_new ();
+        self->screen = corral_screen_panel_new ();
         self->activity = corral_activity_panel_new ();
         page = adw_view_stack_add_titled (ADW_VIEW_STACK (self->panel_stack), self->shares,
                                           "folders", _ ("Folders"));
@@ -56,6 +58,10 @@ build_panel (CorralSessionView *self)
         page = adw_view_stack_add_titled (ADW_VIEW_STACK (self->panel_stack), self->terminal,
                                           "terminal", _ ("Terminal"));
         adw_view_stack_page_set_icon_name (page, "utilities-terminal-symbolic");
+        page = adw_view_stack_add_titled (ADW_VIEW_STACK (self->panel_stack), self->screen,
+                                          "screen", _ ("Screen"));
+        adw_view_stack_page_set_icon_name (page, "video-display-symbolic");
+        adw_view_stack_page_set_visible (page, FALSE);
         page = adw_view_stack_add_titled (ADW_VIEW_STACK (self->panel_stack), self->activity,
                                           "activity", _ ("Activity"));
         adw_view_stack_page_set_icon_name (page, "document-open-recent-symbolic");
@@ -135,6 +141,11 @@ corral_session_view_set_workspace (CorralSessionView *self, const char *vm_name,
         corral_changes_panel_set_vm_dir (CORRAL_CHANGES_PANEL (self->changes), vm_dir);
         corral_shares_panel_set_vm_dir (CORRAL_SHARES_PANEL (self->shares), vm_dir);
         corral_activity_panel_set_vm_dir (CORRAL_ACTIVITY_PANEL (self->activity), vm_dir);
+        corral_screen_panel_set_vm_dir (CORRAL_SCREEN_PANEL (self->screen), vm_dir);
+        /* Only a task with a screen has the page. */
+        adw_view_stack_page_set_visible (
+                adw_view_stack_get_page (ADW_VIEW_STACK (self->panel_stack), self->screen),
+                corral_screen_panel_get_computer (CORRAL_SCREEN_PANEL (self->screen)) != NULL);
 }
 
 void
@@ -210,6 +221,12 @@ CorralTerminalPanel *
 corral_session_view_get_terminal (CorralSessionView *self)
 {
         return CORRAL_TERMINAL_PANEL (self->terminal);
+}
+
+CorralScreenPanel *
+corral_session_view_get_screen (CorralSessionView *self)
+{
+        return CORRAL_SCREEN_PANEL (self->screen);
 }
 
 CorralActivityPanel *

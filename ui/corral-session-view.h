@@ -10,6 +10,7 @@
 #include "corral-activity-panel.h"
 #include "corral-chat-view.h"
 #include "corral-changes-panel.h"
+#include "corral-screen-panel.h"
 #include "corral-shares-panel.h"
 #include "corral-terminal-panel.h"
 
@@ -41,5 +42,7 @@ CorralSharesPanel *corral_session_view_get_shares (CorralSessionView *self);
 CorralChangesPanel *corral_session_view_get_changes (CorralSessionView *self);
 CorralTerminalPanel *corral_session_view_get_terminal (CorralSessionView *self);
 CorralActivityPanel *corral_session_view_get_activity (CorralSessionView *self);
+/* The Screen page: shown for a task with computer use. */
+CorralScreenPanel *corral_session_view_get_screen (CorralSessionView *self);
 
 G_END_DECLS

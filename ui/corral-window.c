@@ -145,6 +145,10 @@ on_assistant_ready (GObject *source, GAsyncResult *res, gpointer user_data)
                 return;
         }
         corral_window_set_chat_source (self, CORRAL_CHAT_SOURCE (agent));
+        /* A task with a screen: the assistant uses the one the Screen panel shows. */
+        corral_assistant_source_set_computer (
+                agent, corral_screen_panel_get_computer (corral_session_view_get_screen (
+                               CORRAL_SESSION_VIEW (self->session))));
         /* A reopened task: its conversation so far, or why it is missing. */
         corral_assistant_source_restore (
                 agent, corral_session_view_get_chat (CORRAL_SESSION_VIEW (self->session)));
@@ -317,6 +321,7 @@ on_first_run_start (CorralWindow *self)
         corral_task_config_free (self->config);
         self->config = config_from_settings (self, corral_first_run_get_folder (fr),
                                              corral_first_run_get_mode (fr));
+        self->config->computer_use = corral_first_run_get_computer_use (fr);
         g_free (self->folder);
         self->folder = g_strdup (self->config->folder);
         g_clear_pointer (&self->reopen_vm, g_free);

@@ -121,6 +121,26 @@ static rfbProtocolExtension qemu_extension = {
         .handleMessage = on_message,
 };
 
+/* LibVNCServer (0.9.14) never frees a client's list of enabled extensions: freed here, as the
+ * client goes (the entries hold no data of their own). */
+static void
+on_client_gone (rfbClientPtr cl)
+{
+        while (cl->extensions) {
+                rfbExtensionData *next = cl->extensions->next;
+
+                free (cl->extensions);
+                cl->extensions = next;
+        }
+}
+
+static enum rfbNewClientAction
+on_new_client (rfbClientPtr cl)
+{
+        cl->clientGoneHook = on_client_gone;
+        return RFB_CLIENT_ACCEPT;
+}
+
 void
 vnc_test_server_offer_extended_keys (gboolean offer)
 {
@@ -230,6 +250,7 @@ start (int inetd_fd, int listen_fd)
         server->screen->port = server->screen->ipv6port = 0;
         server->screen->kbdAddEvent = on_key;
         server->screen->ptrAddEvent = on_pointer;
+        server->screen->newClientHook = on_new_client;
         server->screen->alwaysShared = TRUE;
         /* No cursor drawn into the picture: like QEMU's, the screen changes only when what it
          * shows does. */

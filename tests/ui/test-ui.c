@@ -2487,28 +2487,6 @@ test_activity (void)
         }
 }
 
-/* The ASan setup: caches that GTK's libraries keep until exit (fontconfig's configuration, held
- * by pango's font map for the life of the process) are not this code's leaks. Nor is GLib's
- * first quark table, allocated by its constructor (_dl_init): once a process has more than
- * 2,048 quarks (property and signal names of GTK, VTE and libsoup: about 2,100 by the end of
- * this suite) GLib copies the table and, so that readers need no lock, never frees the old one.
- * Debian's libraries have no frame pointers, so that suppression can only match a stack unwound
- * the slow way; that also gives a real leak through g_malloc its whole stack, at about three
- * times this suite's run time. */
-const char *__lsan_default_suppressions (void);
-const char *
-__lsan_default_suppressions (void)
-{
-        return "leak:libfontconfig.so\nleak:_dl_init\n";
-}
-
-const char *__asan_default_options (void);
-const char *
-__asan_default_options (void)
-{
-        return "fast_unwind_on_malloc=0";
-}
-
 /* Under Xvfb there is no window manager: when a dialog takes the focus, X sends the entry no
  * focus-out, and GTK warns about that. Everything else stays fatal. */
 static gboolean

@@ -37,3 +37,5 @@ void ui_test_assert_buttons_named (GtkWidget *root);
 /* Renders widget, saves $CORRAL_BUILD_DIR/tests/ui/screenshots/NAME.png, and asserts it is a
  * real render (size, pixel variance, several colours). Returns the mean luminance (0-255). */
 double ui_test_screenshot (GtkWidget *widget, const char *name);
+/* widget as drawn now (after a short spin), as a texture of its size. (transfer full) */
+GdkTexture *ui_test_render (GtkWidget *widget);

@@ -1,0 +1,273 @@
+/* test-ui-screen.c — the Screen panel (computer use) against a real VNC server (LibVNCServer,
+ * tests/integration/vnc-test-server.h) on a unix socket, as a VM's vnc.sock: the live view
+ * shows the same picture the assistant's screenshot does, Take Control makes the assistant's
+ * input wait until Give Back, and a task without a screen says so. Screenshots are saved like
+ * the other UI tests'.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "corral-screen-panel.h"
+#include "ui-test-util.h"
+#include "vnc-test-server.h"
+
+typedef struct {
+        char *tmp;
+        char *socket;
+        GtkWidget *window;
+        CorralScreenPanel *panel;
+} Fixture;
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+        f->tmp = g_dir_make_tmp ("corral-ui-screen-XXXXXX", NULL);
+        f->socket = g_build_filename (f->tmp, "vnc.sock", NULL);
+        f->window = gtk_window_new ();
+        gtk_window_set_default_size (GTK_WINDOW (f->window), 900, 640);
+        f->panel = CORRAL_SCREEN_PANEL (corral_screen_panel_new ());
+        gtk_window_set_child (GTK_WINDOW (f->window), GTK_WIDGET (f->panel));
+        gtk_window_present (GTK_WINDOW (f->window));
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+        corral_screen_panel_set_socket (f->panel, NULL);
+        gtk_window_destroy (GTK_WINDOW (f->window));
+        ui_test_spin (100);
+        if (g_file_test (f->socket, G_FILE_TEST_EXISTS))
+                vnc_test_server_stop ();
+        g_unlink (f->socket);
+        g_rmdir (f->tmp);
+        g_free (f->socket);
+        g_free (f->tmp);
+}
+
+static gboolean
+picture_shown (gpointer data)
+{
+        Fixture *f = data;
+        GtkWidget *picture = ui_test_find_type (GTK_WIDGET (f->panel), GTK_TYPE_PICTURE);
+
+        return picture && gtk_picture_get_paintable (GTK_PICTURE (picture)) &&
+               corral_screen_panel_get_computer (f->panel) &&
+               ui_test_find (GTK_WIDGET (f->panel), GTK_ACCESSIBLE_ROLE_LABEL,
+                             "The assistant uses this screen. Take control to use it yourself.");
+}
+
+static void
+on_done (GObject *src, GAsyncResult *res, gpointer data)
+{
+        *(GAsyncResult **) data = g_object_ref (res);
+}
+
+static CorralComputerResult *
+run (CorralComputer *computer, const char *json, GAsyncResult **res)
+{
+        cJSON *input = cJSON_Parse (json);
+
+        g_assert_nonnull (input);
+        corral_computer_run_async (computer, input, NULL, on_done, res);
+        cJSON_Delete (input);
+        return NULL;
+}
+
+static gboolean
+have_result (gpointer data)
+{
+        return *(GAsyncResult **) data != NULL;
+}
+
+static void
+start_screen (Fixture *f)
+{
+        vnc_test_server_listen (f->socket);
+        corral_screen_panel_set_socket (f->panel, f->socket);
+        g_assert_true (ui_test_wait (picture_shown, f, 10000));
+        /* The first picture may come in several updates: the tool's own screenshot action
+         * waits until the screen has settled. */
+        {
+                GAsyncResult *res = NULL;
+                g_autoptr (GError) error = NULL;
+                g_autoptr (CorralComputerResult) settled = NULL;
+                CorralComputer *computer = corral_screen_panel_get_computer (f->panel);
+
+                run (computer, "{\"action\": \"screenshot\"}", &res);
+                g_assert_true (ui_test_wait (have_result, &res, 20000));
+                settled = corral_computer_run_finish (computer, res, &error);
+                g_object_unref (res);
+                g_assert_no_error (error);
+        }
+        g_array_unref (vnc_test_server_take_events ());
+}
+
+/* The mean of a w x h cell of rgb (3 or 4 bytes a pixel) at (x, y), one channel. */
+static double
+cell_mean (const guint8 *px, gsize stride, guint bpp, guint x, guint y, guint w, guint h, guint c)
+{
+        double sum = 0;
+
+        for (guint j = y; j < y + h; j++)
+                for (guint i = x; i < x + w; i++)
+                        sum += px[j * stride + i * bpp + c];
+        return sum / (w * h);
+}
+
+/* The view shows what the assistant sees: the panel's picture and the tool's screenshot,
+ * both cut into 32 x 20 cells, agree cell by cell (mean colour within 24 of 255). */
+static void
+test_view_matches_screenshot (Fixture *f, gconstpointer data)
+{
+        GtkWidget *picture;
+        g_autoptr (GdkTexture) view = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralComputerResult) shot = NULL;
+        g_autoptr (GdkPixbufLoader) loader = gdk_pixbuf_loader_new ();
+        GdkPixbuf *model;
+        g_autofree guint8 *vpx = NULL;
+        int vw, vh, mw, mh;
+        double scale, ox, oy, worst = 0;
+
+        start_screen (f);
+        ui_test_screenshot (f->window, "30-screen-panel");
+        shot = corral_computer_screenshot (corral_screen_panel_get_computer (f->panel), &error);
+        g_assert_no_error (error);
+        g_assert_true (gdk_pixbuf_loader_write_bytes (loader, shot->image, &error));
+        g_assert_true (gdk_pixbuf_loader_close (loader, &error));
+        model = gdk_pixbuf_loader_get_pixbuf (loader);
+        mw = gdk_pixbuf_get_width (model);
+        mh = gdk_pixbuf_get_height (model);
+
+        picture = ui_test_find_type (GTK_WIDGET (f->panel), GTK_TYPE_PICTURE);
+        view = ui_test_render (picture);
+        vw = gdk_texture_get_width (view);
+        vh = gdk_texture_get_height (view);
+        vpx = g_malloc ((gsize) vw * vh * 4);
+        gdk_texture_download (view, vpx, (gsize) vw * 4); /* B G R A (cairo's ARGB32) */
+        /* The picture is the screen scaled to fit, centred. */
+        scale = MIN ((double) vw / VNC_TEST_SCREEN_W, (double) vh / VNC_TEST_SCREEN_H);
+        ox = (vw - VNC_TEST_SCREEN_W * scale) / 2;
+        oy = (vh - VNC_TEST_SCREEN_H * scale) / 2;
+        g_test_message ("view %dx%d (scale %.3f), model's screenshot %dx%d", vw, vh, scale, mw, mh);
+        for (guint gy = 0; gy < 20; gy++) {
+                for (guint gx = 0; gx < 32; gx++) {
+                        /* One cell in screen pixels, inset by a pixel on each side in both. */
+                        double sx0 = VNC_TEST_SCREEN_W * gx / 32.0,
+                               sy0 = VNC_TEST_SCREEN_H * gy / 20.0;
+                        double sw = VNC_TEST_SCREEN_W / 32.0, sh = VNC_TEST_SCREEN_H / 20.0;
+                        guint vx = (guint) (ox + sx0 * scale) + 1,
+                              vy = (guint) (oy + sy0 * scale) + 1;
+                        guint vcw = MAX (1, (guint) (sw * scale) - 2),
+                              vch = MAX (1, (guint) (sh * scale) - 2);
+                        guint mx = (guint) (sx0 * mw / VNC_TEST_SCREEN_W) + 1,
+                              my = (guint) (sy0 * mh / VNC_TEST_SCREEN_H) + 1;
+                        guint mcw = MAX (1, (guint) (sw * mw / VNC_TEST_SCREEN_W) - 2),
+                              mch = MAX (1, (guint) (sh * mh / VNC_TEST_SCREEN_H) - 2);
+
+                        for (guint c = 0; c < 3; c++) {
+                                double v =
+                                        cell_mean (vpx, (gsize) vw * 4, 4, vx, vy, vcw, vch, 2 - c);
+                                double m = cell_mean (gdk_pixbuf_read_pixels (model),
+                                                      gdk_pixbuf_get_rowstride (model),
+                                                      gdk_pixbuf_get_n_channels (model), mx, my,
+                                                      mcw, mch, c);
+                                worst = MAX (worst, fabs (v - m));
+                        }
+                }
+        }
+        g_test_message ("largest difference of a cell's mean: %.1f", worst);
+        g_assert_cmpfloat (worst, <, 24);
+}
+
+/* Take Control: the assistant's click waits (nothing reaches the screen) until Give Back, and
+ * its result says it waited for the person. */
+static void
+test_take_control (Fixture *f, gconstpointer data)
+{
+        GtkWidget *take;
+        GtkWidget *give;
+        GAsyncResult *res = NULL;
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralComputerResult) result = NULL;
+        CorralComputer *computer;
+        g_autoptr (GArray) events = NULL;
+
+        start_screen (f);
+        computer = corral_screen_panel_get_computer (f->panel);
+        take = ui_test_find (GTK_WIDGET (f->panel), GTK_ACCESSIBLE_ROLE_BUTTON, "Take Control");
+        g_assert_nonnull (take);
+        /* A button's activation is a short press: clicked comes 250 ms later. */
+        gtk_widget_activate (take);
+        ui_test_spin (400);
+        g_assert_true (corral_computer_is_held (computer));
+        g_assert_true (corral_screen_panel_get_in_control (f->panel));
+        g_assert_nonnull (
+                ui_test_find (GTK_WIDGET (f->panel), GTK_ACCESSIBLE_ROLE_LABEL,
+                              "You have the screen. The assistant waits until you give it back."));
+        ui_test_screenshot (f->window, "31-screen-in-control");
+
+        g_array_unref (vnc_test_server_take_events ());
+        run (computer, "{\"action\": \"left_click\", \"coordinate\": [100, 100]}", &res);
+        ui_test_spin (1500);
+        g_assert_null (res);
+        events = vnc_test_server_take_events ();
+        g_assert_cmpuint (events->len, ==, 0);
+
+        give = ui_test_find (GTK_WIDGET (f->panel), GTK_ACCESSIBLE_ROLE_BUTTON, "Give Back");
+        g_assert_nonnull (give);
+        gtk_widget_activate (give);
+        g_assert_true (ui_test_wait (have_result, &res, 10000));
+        result = corral_computer_run_finish (computer, res, &error);
+        g_object_unref (res);
+        g_assert_no_error (error);
+        g_test_message ("%s", result->text);
+        g_assert_nonnull (strstr (result->text, "waited"));
+        g_assert_false (corral_computer_is_held (computer));
+        ui_test_spin (300);
+        g_clear_pointer (&events, g_array_unref);
+        events = vnc_test_server_take_events ();
+        g_assert_cmpuint (events->len, >, 0);
+}
+
+/* A task without a screen: the page says what turns one on. */
+static void
+test_no_screen (Fixture *f, gconstpointer data)
+{
+        corral_screen_panel_set_vm_dir (f->panel, f->tmp);
+        g_assert_null (corral_screen_panel_get_computer (f->panel));
+        ui_test_spin (200);
+        g_assert_nonnull (
+                ui_test_find (GTK_WIDGET (f->panel), GTK_ACCESSIBLE_ROLE_LABEL, "No Screen"));
+        ui_test_screenshot (f->window, "32-screen-none");
+}
+
+static gboolean
+ignore_no_wm_warnings (const char *domain, GLogLevelFlags level, const char *message, gpointer data)
+{
+        return !(g_strcmp0 (domain, "Gtk") == 0 && strstr (message, "did not receive a focus-out"));
+}
+
+int
+main (int argc, char **argv)
+{
+        int status;
+
+        /* 77: no display (the TAP skip line is printed), which TAP reports as a skip with 0. */
+        if ((status = ui_test_setup_display ()) != 0)
+                return status == 77 ? 0 : status;
+        gtk_test_init (&argc, &argv, NULL);
+        g_test_log_set_fatal_handler (ignore_no_wm_warnings, NULL);
+        adw_init ();
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+        ADD ("/ui-screen/view-matches-screenshot", test_view_matches_screenshot);
+        ADD ("/ui-screen/take-control", test_take_control);
+        ADD ("/ui-screen/no-screen", test_no_screen);
+#undef ADD
+        status = g_test_run ();
+        ui_test_teardown_display ();
+        return status;
+}
