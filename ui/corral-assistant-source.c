@@ -69,6 +69,10 @@ tool_from_card (const CorralAssistantToolCard *card)
         copy_strings (tool->files_changed, card->files_changed);
         copy_strings (tool->network, card->network);
         copy_strings (tool->blocked, card->blocked);
+        tool->image = card->image ? g_bytes_ref (card->image) : NULL;
+        tool->has_point = card->has_point;
+        tool->point_x = card->point_x;
+        tool->point_y = card->point_y;
         return tool;
 }
 

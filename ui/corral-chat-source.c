@@ -22,6 +22,7 @@ chat_tool_clear (CorralChatTool *tool)
         g_ptr_array_unref (tool->files_changed);
         g_ptr_array_unref (tool->network);
         g_ptr_array_unref (tool->blocked);
+        g_clear_pointer (&tool->image, g_bytes_unref);
 }
 
 CorralChatTool *

@@ -49,6 +49,11 @@ typedef struct {
         GPtrArray *files_changed; /* (element-type utf8) VM paths */
         GPtrArray *network; /* (element-type utf8) "GET pypi.org:443 denied (default-deny)" */
         GPtrArray *blocked; /* (element-type utf8) what the sandbox refused, explained */
+        /* (nullable) computer use: the screenshot the action returned (PNG or JPEG, what the
+         * model saw) and where on it the action pointed */
+        GBytes *image;
+        gboolean has_point;
+        guint point_x, point_y;
 } CorralChatTool;
 
 #define CORRAL_TYPE_CHAT_TOOL (corral_chat_tool_get_type ())

@@ -5,6 +5,7 @@
 #include "corral-tool-card.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
 #include <string.h>
 
 #include "corral-ui-util.h"
@@ -44,6 +45,8 @@ tool_icon (const char *tool, const char *title)
                                                                     : "network-workgroup-symbolic";
         if (tool && g_str_has_prefix (tool, "mcp"))
                 return "application-x-addon-symbolic";
+        if (g_strcmp0 (tool, "computer") == 0)
+                return "video-display-symbolic";
         return "text-x-generic-symbolic";
 }
 
@@ -52,6 +55,39 @@ static char *
 file_name (const char *path)
 {
         return path && *path ? g_path_get_basename (path) : g_strdup ("?");
+}
+
+/* A computer action (the loop titles it "computer: ACTION"), in words. */
+static const char *
+computer_sentence (const char *action, gboolean running)
+{
+        static const struct {
+                const char *prefix, *running, *done;
+        } words[] = {
+                { "screenshot", N_ ("Looking at the screen"), N_ ("Looked at the screen") },
+                { "zoom", N_ ("Looking closely at the screen"),
+                  N_ ("Looked closely at the screen") },
+                { "cursor_position", N_ ("Finding the pointer"), N_ ("Found the pointer") },
+                { "mouse_move", N_ ("Moving the pointer"), N_ ("Moved the pointer") },
+                { "left_click_drag", N_ ("Dragging"), N_ ("Dragged") },
+                { "left_mouse", N_ ("Pressing the mouse button"), N_ ("Pressed the mouse button") },
+                { "", N_ ("Using the screen"), N_ ("Used the screen") },
+        };
+
+        if (g_str_has_suffix (action, "click"))
+                return running ? _ ("Clicking") : _ ("Clicked");
+        if (g_str_equal (action, "type"))
+                return running ? _ ("Typing") : _ ("Typed");
+        if (g_str_equal (action, "key") || g_str_equal (action, "hold_key"))
+                return running ? _ ("Pressing keys") : _ ("Pressed keys");
+        if (g_str_equal (action, "scroll"))
+                return running ? _ ("Scrolling") : _ ("Scrolled");
+        if (g_str_equal (action, "wait"))
+                return running ? _ ("Waiting for the screen") : _ ("Waited for the screen");
+        for (gsize i = 0; i < G_N_ELEMENTS (words); i++)
+                if (g_str_has_prefix (action, words[i].prefix))
+                        return _ (running ? words[i].running : words[i].done);
+        return NULL;
 }
 
 /* What the call did, in a sentence a person understands and the tense its state calls for. */
@@ -91,6 +127,10 @@ sentence (CorralToolCard *self, CardState state)
                                                 title + strlen ("network "));
                 return g_strdup (_ ("Asked you"));
         }
+        if (g_str_equal (tool, "computer"))
+                return g_strdup (computer_sentence (
+                        g_str_has_prefix (title, "computer: ") ? title + strlen ("computer: ") : "",
+                        running));
         /* Translators: %s is the name of a tool from a tool server (MCP) */
         return g_strdup_printf (running ? _ ("Using %s") : _ ("Used %s"), tool);
 }
@@ -307,6 +347,80 @@ corral_tool_card_new (CorralChatTool *tool)
         return GTK_WIDGET (self);
 }
 
+/* Paints a ring at (x, y) of pixbuf (RGB or RGBA): red, with a white edge, so that it shows on
+ * any picture. */
+static void
+mark_point (GdkPixbuf *pixbuf, guint x, guint y)
+{
+        int w = gdk_pixbuf_get_width (pixbuf), h = gdk_pixbuf_get_height (pixbuf);
+        int n = gdk_pixbuf_get_n_channels (pixbuf), stride = gdk_pixbuf_get_rowstride (pixbuf);
+        guint8 *px = gdk_pixbuf_get_pixels (pixbuf);
+
+        for (int dy = -14; dy <= 14; dy++) {
+                for (int dx = -14; dx <= 14; dx++) {
+                        int px_x = (int) x + dx, px_y = (int) y + dy;
+                        double r = sqrt (dx * dx + dy * dy);
+                        guint8 *p;
+
+                        if (px_x < 0 || px_y < 0 || px_x >= w || px_y >= h || r > 13.5 || r < 7.5)
+                                continue;
+                        p = px + px_y * stride + px_x * n;
+                        if (r > 12 || r < 9) /* the edges */
+                                p[0] = p[1] = p[2] = 0xff;
+                        else {
+                                p[0] = 0xe0;
+                                p[1] = 0x1b;
+                                p[2] = 0x24;
+                        }
+                }
+        }
+}
+
+#define THUMBNAIL_WIDTH 480
+
+/* What the assistant saw after a computer action, with where it pointed. */
+static GtkWidget *
+build_screenshot (CorralChatTool *tool)
+{
+        g_autoptr (GdkPixbufLoader) loader = gdk_pixbuf_loader_new ();
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GdkPixbuf) copy = NULL;
+        g_autoptr (GdkTexture) texture = NULL;
+        GdkPixbuf *pixbuf;
+        GtkWidget *picture;
+        int w, h;
+        double scale;
+
+        if (!gdk_pixbuf_loader_write_bytes (loader, tool->image, &error) ||
+            !gdk_pixbuf_loader_close (loader, &error) ||
+            !(pixbuf = gdk_pixbuf_loader_get_pixbuf (loader))) {
+                g_debug ("a screenshot that cannot be shown: %s", error ? error->message : "");
+                return NULL;
+        }
+        /* A thumbnail (the transcript holds many): 480 pixels wide at most, then the mark, so
+         * that it keeps its size. */
+        w = gdk_pixbuf_get_width (pixbuf);
+        h = gdk_pixbuf_get_height (pixbuf);
+        scale = MIN (1.0, THUMBNAIL_WIDTH / (double) w);
+        copy = gdk_pixbuf_scale_simple (pixbuf, MAX (1, (int) (w * scale)),
+                                        MAX (1, (int) (h * scale)), GDK_INTERP_BILINEAR);
+        if (!copy)
+                return NULL;
+        if (tool->has_point)
+                mark_point (copy, (guint) (tool->point_x * scale), (guint) (tool->point_y * scale));
+        texture = gdk_texture_new_for_pixbuf (copy);
+        picture = gtk_picture_new_for_paintable (GDK_PAINTABLE (texture));
+        gtk_picture_set_can_shrink (GTK_PICTURE (picture), TRUE);
+        gtk_picture_set_content_fit (GTK_PICTURE (picture), GTK_CONTENT_FIT_CONTAIN);
+        gtk_widget_set_halign (picture, GTK_ALIGN_START);
+        gtk_widget_add_css_class (picture, "tool-screenshot");
+        corral_ui_set_accessible_label (
+                picture, tool->has_point ? _ ("What the assistant saw, with where it "
+                                              "pointed marked")
+                                         : _ ("What the assistant saw"));
+        return picture;
+}
+
 /* One part of Details: a small heading and selectable text. */
 static void
 add_detail (GtkWidget *box, const char *heading, const char *text, gboolean code)
@@ -386,6 +500,15 @@ corral_tool_card_update (CorralToolCard *self, CorralChatTool *tool)
         /* The files are the person's: shown as they are. The rest is in Details. */
         add_section (self, _ ("Files read"), "document-open-symbolic", tool->files_read);
         add_section (self, _ ("Files changed"), "document-edit-symbolic", tool->files_changed);
+        if (tool->image) {
+                GtkWidget *shot = build_screenshot (tool);
+
+                if (shot) {
+                        gtk_widget_set_margin_start (shot, 12);
+                        gtk_widget_set_margin_end (shot, 12);
+                        gtk_box_append (GTK_BOX (self->sections), shot);
+                }
+        }
         gtk_box_append (GTK_BOX (self->sections), build_details (tool));
         gtk_widget_set_margin_bottom (self->sections,
                                       gtk_widget_get_first_child (self->sections) ? 6 : 0);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "corral-screen-panel.h"
+#include "corral-tool-card.h"
 #include "ui-test-util.h"
 #include "vnc-test-server.h"
 
@@ -36,7 +37,8 @@ fixture_setup (Fixture *f, gconstpointer data)
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
-        corral_screen_panel_set_socket (f->panel, NULL);
+        if (f->panel)
+                corral_screen_panel_set_socket (f->panel, NULL);
         gtk_window_destroy (GTK_WINDOW (f->window));
         ui_test_spin (100);
         if (g_file_test (f->socket, G_FILE_TEST_EXISTS))
@@ -251,6 +253,64 @@ ignore_no_wm_warnings (const char *domain, GLogLevelFlags level, const char *mes
         return !(g_strcmp0 (domain, "Gtk") == 0 && strstr (message, "did not receive a focus-out"));
 }
 
+/* The assistant's computer action in the transcript: its words, and the screenshot it got with
+ * the point it clicked marked (a red ring where the click was, in the picture as shown). */
+static void
+test_tool_card (Fixture *f, gconstpointer data)
+{
+        g_autoptr (CorralChatTool) tool =
+                corral_chat_tool_new ("c1", "computer", "computer: left_click");
+        g_autoptr (GdkPixbuf) shot = gdk_pixbuf_new (GDK_COLORSPACE_RGB, FALSE, 8, 400, 250);
+        g_autoptr (GdkTexture) drawn = NULL;
+        g_autofree guint8 *px = NULL;
+        g_autofree char *diff = NULL;
+        gchar *png = NULL;
+        gsize png_len = 0;
+        GtkWidget *card, *picture;
+        int w, h;
+        double scale;
+        guint reds = 0;
+
+        gdk_pixbuf_fill (shot, 0x808080ff);
+        g_assert_true (gdk_pixbuf_save_to_buffer (shot, &png, &png_len, "png", NULL, NULL));
+        tool->image = g_bytes_new_take (png, png_len);
+        tool->has_point = TRUE;
+        tool->point_x = 300;
+        tool->point_y = 60;
+        tool->finished = TRUE;
+        tool->output = g_strdup ("Clicked at (300, 60).");
+        card = corral_tool_card_new (tool);
+        gtk_window_set_child (GTK_WINDOW (f->window), card);
+        f->panel = NULL;
+        diff = gtk_test_accessible_check_property (GTK_ACCESSIBLE (card),
+                                                   GTK_ACCESSIBLE_PROPERTY_LABEL, "Clicked: Done");
+        g_assert_cmpstr (diff, ==, NULL);
+        picture = ui_test_find (card, GTK_ACCESSIBLE_ROLE_IMG,
+                                "What the assistant saw, with where it pointed marked");
+        g_assert_nonnull (picture);
+        ui_test_screenshot (f->window, "33-computer-tool-card");
+        drawn = ui_test_render (picture);
+        w = gdk_texture_get_width (drawn);
+        h = gdk_texture_get_height (drawn);
+        px = g_malloc ((gsize) w * h * 4);
+        gdk_texture_download (drawn, px, (gsize) w * 4);
+        /* Contained, centred: the point's place in the picture as drawn. */
+        scale = MIN (w / 400.0, h / 250.0);
+        for (int dy = -16; dy <= 16; dy++) {
+                for (int dx = -16; dx <= 16; dx++) {
+                        int x = (int) ((w - 400 * scale) / 2 + 300 * scale) + dx;
+                        int y = (int) ((h - 250 * scale) / 2 + 60 * scale) + dy;
+                        const guint8 *p = px + ((gsize) y * w + x) * 4; /* B G R A */
+
+                        if (x >= 0 && y >= 0 && x < w && y < h && p[2] > 180 && p[1] < 90 &&
+                            p[0] < 90)
+                                reds++;
+                }
+        }
+        g_test_message ("picture %dx%d, %u red pixels around the point", w, h, reds);
+        g_assert_cmpuint (reds, >, 20);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -266,6 +326,7 @@ main (int argc, char **argv)
         ADD ("/ui-screen/view-matches-screenshot", test_view_matches_screenshot);
         ADD ("/ui-screen/take-control", test_take_control);
         ADD ("/ui-screen/no-screen", test_no_screen);
+        ADD ("/ui-screen/tool-card", test_tool_card);
 #undef ADD
         status = g_test_run ();
         ui_test_teardown_display ();
