@@ -15,10 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "corral-audit-log.h"
 #include "corral-cjson.h"
+#include "corral-computer-log.h"
 #include "corral-computer.h"
-#include "corral-policy.h"
 #include "corral-vnc.h"
 #include "corralctl-opts.h"
 #include "corralctl-share.h"
@@ -180,37 +179,6 @@ input_from_words (
 }
 
 static void
-record (const char *vm_dir,
-        const cJSON *input,
-        const CorralComputerResult *result,
-        const GError *error)
-{
-        g_autofree char *path = g_build_filename (vm_dir, "computer.jsonl", NULL);
-        g_autoptr (GError) local = NULL;
-        g_autoptr (CorralAuditLog) log = corral_audit_log_open (path, &local);
-        g_autoptr (CorralPolicy) policy = corral_policy_load_default (NULL);
-        g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
-        g_autofree char *time = g_date_time_format_iso8601 (now);
-        cJSON *line;
-
-        if (!log) {
-                g_printerr ("corralctl computer: %s\n", local->message);
-                return;
-        }
-        if (policy && corral_policy_audit_copies_to (policy, "journal"))
-                corral_audit_log_set_journal (log, TRUE, NULL);
-        line = cJSON_CreateObject ();
-        cJSON_AddStringToObject (line, "time", time);
-        cJSON_AddStringToObject (line, "by", "corralctl");
-        cJSON_AddItemToObject (line, "input", cJSON_Duplicate (input, TRUE));
-        if (error)
-                cJSON_AddStringToObject (line, "error", error->message);
-        else
-                cJSON_AddStringToObject (line, "result", result->text);
-        corral_audit_log_append (log, line, NULL);
-}
-
-static void
 on_closed (CorralVnc *vnc, const char *reason, gpointer data)
 {
         char **slot = data;
@@ -345,7 +313,7 @@ corralctl_computer_main (int argc, char **argv)
         g_clear_object (&res);
         corral_computer_run_async (computer, input, NULL, corralctl_got_result, &res);
         result = corral_computer_run_finish (computer, corralctl_wait_for (&res), &error);
-        record (vm_dir, input, result, error);
+        corral_computer_log (vm_dir, "corralctl", input, result ? result->text : NULL, error);
         if (!result)
                 return report (error->message);
         if (result->text && *result->text)

@@ -52,6 +52,7 @@ typedef struct {
         CorralVmManager *manager;
         CorralAgentClient *client;
         CorralComputer *computer; /* nullable */
+        char *vm_dir; /* nullable: with the computer, its log's folder */
         GPid agent_pid;
         GCancellable *cancellable;
         GAsyncResult *result;
@@ -87,6 +88,8 @@ stop (Mcp *mcp)
         g_clear_object (&mcp->manager);
         g_clear_object (&mcp->cancellable);
         g_clear_object (&mcp->result);
+        g_clear_object (&mcp->computer);
+        g_clear_pointer (&mcp->vm_dir, g_free);
         if (mcp->agent_pid > 0) {
                 /* The agent exits at EOF on its socket. */
                 waitpid (mcp->agent_pid, NULL, 0);
@@ -126,7 +129,7 @@ serve (Mcp *mcp, const char *vm_name)
                 return EXIT_CTL;
         }
         if (mcp->computer)
-                corral_mcp_server_set_computer (server, mcp->computer);
+                corral_mcp_server_set_computer (server, mcp->computer, mcp->vm_dir);
         in = g_unix_input_stream_new (STDIN_FILENO, FALSE);
         out = g_unix_output_stream_new (fd, TRUE);
         mcp->cancellable = g_cancellable_new ();
@@ -179,8 +182,6 @@ corralctl_mcp_main (int argc, char **argv)
                 return EXIT_CTL;
         }
         if (opt_computer) {
-                g_autofree char *vm_dir = NULL;
-
                 /* The person asked for it; the organisation may have turned it off. */
                 if (!vm_name) {
                         g_printerr (_ ("corralctl: --computer needs a VM with a screen\n"));
@@ -188,15 +189,14 @@ corralctl_mcp_main (int argc, char **argv)
                         return EXIT_CTL;
                 }
                 if (!corral_task_check_computer_use (&error) ||
-                    !(vm_dir = corralctl_vm_dir (vm_name, &error)) ||
-                    !(mcp.computer = corralctl_computer_open (vm_name, vm_dir, &error))) {
+                    !(mcp.vm_dir = corralctl_vm_dir (vm_name, &error)) ||
+                    !(mcp.computer = corralctl_computer_open (vm_name, mcp.vm_dir, &error))) {
                         g_printerr ("corralctl: %s\n", error->message);
                         stop (&mcp);
                         return EXIT_CTL;
                 }
         }
         status = serve (&mcp, vm_name);
-        g_clear_object (&mcp.computer);
         stop (&mcp);
         return status;
 }

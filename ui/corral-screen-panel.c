@@ -6,6 +6,7 @@
 
 #include <glib/gi18n.h>
 
+#include "corral-computer-log.h"
 #include "corral-ui-util.h"
 #include "corral-vnc.h"
 
@@ -21,6 +22,7 @@ struct _CorralScreenPanel {
         GtkWidget *picture;
 
         char *socket; /* (nullable) the screen's vnc.sock */
+        char *vm_dir; /* (nullable) where the person's taking and giving back are logged */
         CorralVnc *vnc;
         CorralComputer *computer;
         GCancellable *cancellable;
@@ -191,6 +193,8 @@ corral_screen_panel_set_vm_dir (CorralScreenPanel *self, const char *vm_dir)
         g_return_if_fail (CORRAL_IS_SCREEN_PANEL (self));
         corral_screen_panel_set_socket (
                 self, path && g_file_test (path, G_FILE_TEST_EXISTS) ? path : NULL);
+        g_free (self->vm_dir);
+        self->vm_dir = g_strdup (vm_dir);
 }
 
 CorralComputer *
@@ -220,6 +224,11 @@ on_control_toggled (CorralScreenPanel *self)
         gboolean take = gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->control_button));
 
         if (self->computer && take != corral_computer_is_held (self->computer)) {
+                /* In the VM's computer log, with the assistant's actions. */
+                if (self->vm_dir)
+                        corral_computer_log (self->vm_dir, "person", NULL,
+                                             take ? "took the screen" : "gave the screen back",
+                                             NULL);
                 if (take)
                         corral_computer_hold (self->computer, _ ("the person is using the screen"));
                 else {
@@ -362,6 +371,7 @@ corral_screen_panel_dispose (GObject *object)
         CorralScreenPanel *self = CORRAL_SCREEN_PANEL (object);
 
         disconnect_screen (self);
+        g_clear_pointer (&self->vm_dir, g_free);
         g_clear_pointer (&self->box, gtk_widget_unparent);
         G_OBJECT_CLASS (corral_screen_panel_parent_class)->dispose (object);
 }

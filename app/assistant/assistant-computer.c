@@ -15,6 +15,8 @@
 #include <glib/gi18n-lib.h>
 #include <string.h>
 
+#include "corral-computer-log.h"
+
 #define COMPUTER_TOOL_TYPE "computer_20250124"
 
 void
@@ -43,6 +45,9 @@ computer_done (GObject *source, GAsyncResult *res, gpointer data)
                 corral_computer_run_finish (CORRAL_COMPUTER (source), res, &error);
         CorralAssistantToolCard *card = call->card;
 
+        if (call->session->vm_dir)
+                corral_computer_log (call->session->vm_dir, "assistant", call->input,
+                                     result ? result->text : NULL, error);
         if (!result) {
                 if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
                         assistant_tool_call_return (call, g_strdup (error->message), TRUE);

@@ -13,6 +13,7 @@ typedef struct {
         CorralAgentClient *agent;
         const char *vm_name; /* (nullable) */
         CorralComputer *computer; /* (nullable) the VM's screen, when computer use is on */
+        const char *computer_log_dir; /* (nullable) the VM folder whose computer.jsonl records */
 } CorralMcpBackend;
 
 /* The tools/list result's tools for backend (the computer tool only with a screen). */

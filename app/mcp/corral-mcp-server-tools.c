@@ -15,6 +15,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "corral-computer-log.h"
+
 #define MAX_PATH 4096
 #define MAX_COMMAND ((gsize) 64 * 1024)
 #define MAX_ARGV 1024
@@ -571,15 +573,29 @@ corral_mcp_server_backend_tools (const CorralMcpBackend *backend)
         return list;
 }
 
+typedef struct {
+        GTask *task;
+        char *log_dir; /* (nullable) */
+        cJSON *input;
+} ComputerCall;
+
 /* The computer tool: its sentence, then the screenshot as MCP image content. */
 static void
 computer_done (GObject *source, GAsyncResult *res, gpointer data)
 {
-        GTask *task = data;
+        ComputerCall *call = data;
+        GTask *task = call->task;
         g_autoptr (GError) error = NULL;
         g_autoptr (CorralComputerResult) shot =
                 corral_computer_run_finish (CORRAL_COMPUTER (source), res, &error);
         cJSON *result;
+
+        if (call->log_dir)
+                corral_computer_log (call->log_dir, "mcp", call->input, shot ? shot->text : NULL,
+                                     error);
+        g_free (call->log_dir);
+        cJSON_Delete (call->input);
+        g_free (call);
 
         if (!shot) {
                 return_tool_error (task, error->message);
@@ -608,8 +624,13 @@ corral_mcp_server_call_tool (const CorralMcpBackend *backend,
                              GTask *task)
 {
         if (backend->computer && g_str_equal (name, "computer")) {
+                ComputerCall *call = g_new0 (ComputerCall, 1);
+
+                call->task = g_object_ref (task);
+                call->log_dir = g_strdup (backend->computer_log_dir);
+                call->input = cJSON_Duplicate (args, TRUE);
                 corral_computer_run_async (backend->computer, args, g_task_get_cancellable (task),
-                                           computer_done, g_object_ref (task));
+                                           computer_done, call);
                 return TRUE;
         }
         for (gsize i = 0; i < G_N_ELEMENTS (tools); i++) {

@@ -17,6 +17,7 @@ struct _CorralMcpServer {
         GObject parent_instance;
         CorralMcpBackend backend;
         char *vm_name;
+        char *computer_log_dir;
         CorralMcpTransport *transport;
         GTask *run_task;
         gboolean initialized;
@@ -328,6 +329,7 @@ corral_mcp_server_dispose (GObject *object)
         }
         g_clear_object (&self->backend.agent);
         g_clear_object (&self->backend.computer);
+        g_clear_pointer (&self->computer_log_dir, g_free);
         G_OBJECT_CLASS (corral_mcp_server_parent_class)->dispose (object);
 }
 
@@ -369,8 +371,13 @@ corral_mcp_server_new (CorralAgentClient *agent, const char *vm_name)
 }
 
 void
-corral_mcp_server_set_computer (CorralMcpServer *self, CorralComputer *computer)
+corral_mcp_server_set_computer (CorralMcpServer *self,
+                                CorralComputer *computer,
+                                const char *log_dir)
 {
         g_return_if_fail (CORRAL_IS_MCP_SERVER (self));
         g_set_object (&self->backend.computer, computer);
+        g_free (self->computer_log_dir);
+        self->computer_log_dir = g_strdup (log_dir);
+        self->backend.computer_log_dir = self->computer_log_dir;
 }

@@ -27,8 +27,11 @@ G_DECLARE_FINAL_TYPE (CorralMcpServer, corral_mcp_server, CORRAL, MCP_SERVER, GO
 CorralMcpServer *corral_mcp_server_new (CorralAgentClient *agent, const char *vm_name);
 
 /* Offers the computer tool on computer's screen (referenced; NULL: none, the default). Its
- * results carry the screenshot as MCP image content. */
-void corral_mcp_server_set_computer (CorralMcpServer *self, CorralComputer *computer);
+ * results carry the screenshot as MCP image content. log_dir (nullable): the VM folder whose
+ * computer.jsonl records each action, "by": "mcp". */
+void corral_mcp_server_set_computer (CorralMcpServer *self,
+                                     CorralComputer *computer,
+                                     const char *log_dir);
 
 /* Serves requests read from input, answers on output; completes at EOF on input once the answers
  * are written, or with an error when the streams fail or the client floods us. */

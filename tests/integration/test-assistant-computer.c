@@ -63,6 +63,8 @@ test_two_steps (gconstpointer data)
 
         screen_open (&s);
         corral_assistant_session_set_computer (fix->session, s.computer);
+        /* A VM folder: the actions go into its computer.jsonl. */
+        corral_assistant_session_set_vm (fix->session, "screen-vm", fix->dir);
         corral_computer_get_scale (s.computer, &scale);
         /* The blue square's middle, as the model reads it off the screenshot. */
         corral_computer_scale_to_model (&scale, 1010, 650, &mx, &my);
@@ -122,6 +124,23 @@ test_two_steps (gconstpointer data)
                 g_error ("the click never reached the screen");
         g_assert_cmpint (press->x, ==, (int) sx);
         g_assert_cmpint (press->y, ==, (int) sy);
+
+        /* Each action in the VM folder's computer log, by the assistant, with its result. */
+        {
+                g_autofree char *path = g_build_filename (fix->dir, "computer.jsonl", NULL);
+                g_autofree char *log = NULL;
+                g_auto (GStrv) lines = NULL;
+
+                g_assert_true (g_file_get_contents (path, &log, NULL, NULL));
+                lines = g_strsplit (g_strchomp (log), "\n", -1);
+                g_assert_cmpuint (g_strv_length (lines), ==, 2);
+                g_assert_nonnull (strstr (lines[0], "\"by\":\"assistant\""));
+                g_assert_nonnull (strstr (lines[0], "\"action\":\"screenshot\""));
+                g_assert_nonnull (strstr (lines[1], "\"action\":\"left_click\""));
+                g_assert_nonnull (strstr (lines[1], "\"result\":\"Clicked at"));
+                /* Never the screenshots themselves. */
+                g_assert_null (strstr (log, "iVBORw0KGgo"));
+        }
         screen_close (&s);
 }
 

@@ -231,7 +231,7 @@ test_computer (Fixture *f, gconstpointer data)
         gboolean listed = FALSE;
 
         computer = corral_computer_new (vnc);
-        corral_mcp_server_set_computer (f->server, computer);
+        corral_mcp_server_set_computer (f->server, computer, NULL);
 
         initialize (f);
         list = request (f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
@@ -262,7 +262,7 @@ test_computer (Fixture *f, gconstpointer data)
         g_assert_cmpuint (events->len, >=, 3);
         g_assert_cmpint (g_array_index (events, VncTestEvent, 1).buttons, ==, 1);
 
-        corral_mcp_server_set_computer (f->server, NULL);
+        corral_mcp_server_set_computer (f->server, NULL, NULL);
         g_clear_object (&computer);
         corral_vnc_close (vnc);
         vnc_test_server_stop ();

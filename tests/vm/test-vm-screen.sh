@@ -168,6 +168,13 @@ assert image["mimeType"] == "image/png" and image["data"].startswith("iVBORw0KGg
 p.stdin.close(); p.wait(timeout=30)
 PY
 
+# Whoever drove the screen, each action is in the VM's computer log, never a screenshot.
+LOG=$STATE/corral/vms/stest/computer.jsonl
+for by in corralctl assistant mcp; do
+	grep -q "\"by\":\"$by\"" "$LOG" || fail "no action by $by in computer.jsonl"
+done
+grep -q 'iVBORw0KGgo' "$LOG" && fail "computer.jsonl holds a screenshot"
+
 # A VM without a screen says so.
 out=$("$CTL" computer nosuchvm screenshot -o "$DATA/x.png" 2>&1) && fail "no VM, yet a screenshot"
 grep -q "has no screen" <<<"$out" || fail "unclear error for a VM without a screen: $out"
