@@ -144,6 +144,22 @@ answer_agent (CorralChatAnswer answer, gpointer user_data)
         corral_assistant_approval_respond (user_data, (CorralAssistantAnswer) answer);
 }
 
+/* The assistant asks the person to take the screen: said in the transcript, and to whoever
+ * shows the screen (the session view). */
+static void
+on_help_requested (CorralAssistantSession *session,
+                   const char *request,
+                   CorralAssistantSource *self)
+{
+        if (request) {
+                g_autofree char *notice = g_strdup_printf (
+                        _ ("The assistant asks for your help on the screen: %s"), request);
+
+                corral_chat_source_emit_notice (CORRAL_CHAT_SOURCE (self), notice);
+        }
+        corral_chat_source_emit_help_requested (CORRAL_CHAT_SOURCE (self), request);
+}
+
 static void
 on_approval (CorralAssistantSession *session,
              CorralAssistantApproval *approval,
@@ -286,12 +302,19 @@ source_stop (CorralChatSource *source)
 }
 
 static void
+source_decline_help (CorralChatSource *source)
+{
+        corral_assistant_session_decline_help (CORRAL_ASSISTANT_SOURCE (source)->session);
+}
+
+static void
 chat_source_init (CorralChatSourceInterface *iface)
 {
         iface->send = source_send;
         iface->stop = source_stop;
         iface->can_retry = source_can_retry;
         iface->retry = source_retry;
+        iface->decline_help = source_decline_help;
 }
 
 static void
@@ -335,6 +358,7 @@ corral_assistant_source_new (CorralAssistantSession *session)
         g_signal_connect (session, "tool-finished", G_CALLBACK (on_tool_finished), self);
         g_signal_connect (session, "approval-requested", G_CALLBACK (on_approval), self);
         g_signal_connect (session, "notice", G_CALLBACK (on_notice), self);
+        g_signal_connect (session, "help-requested", G_CALLBACK (on_help_requested), self);
         return self;
 }
 

@@ -214,6 +214,7 @@ enum {
         SIGNAL_APPROVAL_REQUESTED,
         SIGNAL_NOTICE,
         SIGNAL_TASK_FINISHED,
+        SIGNAL_HELP_REQUESTED,
         N_SIGNALS
 };
 
@@ -241,6 +242,9 @@ corral_chat_source_default_init (CorralChatSourceInterface *iface)
                               G_TYPE_NONE, 1, CORRAL_TYPE_CHAT_APPROVAL);
         signals[SIGNAL_NOTICE] = g_signal_new ("notice", type, G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                                                NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+        signals[SIGNAL_HELP_REQUESTED] =
+                g_signal_new ("help-requested", type, G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                              G_TYPE_NONE, 1, G_TYPE_STRING);
         signals[SIGNAL_TASK_FINISHED] =
                 g_signal_new ("task-finished", type, G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                               G_TYPE_NONE, 1, G_TYPE_STRING);
@@ -277,6 +281,20 @@ corral_chat_source_retry (CorralChatSource *self)
         g_return_if_fail (CORRAL_IS_CHAT_SOURCE (self));
         if (corral_chat_source_can_retry (self))
                 CORRAL_CHAT_SOURCE_GET_IFACE (self)->retry (self);
+}
+
+void
+corral_chat_source_decline_help (CorralChatSource *self)
+{
+        g_return_if_fail (CORRAL_IS_CHAT_SOURCE (self));
+        if (CORRAL_CHAT_SOURCE_GET_IFACE (self)->decline_help)
+                CORRAL_CHAT_SOURCE_GET_IFACE (self)->decline_help (self);
+}
+
+void
+corral_chat_source_emit_help_requested (CorralChatSource *self, const char *request)
+{
+        g_signal_emit (self, signals[SIGNAL_HELP_REQUESTED], 0, request);
 }
 
 void

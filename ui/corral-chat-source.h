@@ -14,6 +14,9 @@
  *                                               forbids; the view asks the person and answers
  *                                               with corral_chat_approval_respond()
  *   ::notice (const char *text)                 a remark shown in the transcript
+ *   ::help-requested (const char *request)      computer use: the assistant asks the person to
+ *                                               take the screen (a sign-in...); NULL when it
+ *                                               no longer asks
  *   ::task-finished (const char *error)         the task is over; error is NULL, or what went
  *                                               wrong in words for people ("Stopped." included)
  *
@@ -135,12 +138,15 @@ struct _CorralChatSourceInterface {
         gboolean (*can_retry) (CorralChatSource *self);
         /* (optional) Goes on with the task where the failure stopped it. */
         void (*retry) (CorralChatSource *self);
+        /* (optional) The person will not take the screen now (help-requested). */
+        void (*decline_help) (CorralChatSource *self);
 };
 
 void corral_chat_source_send (CorralChatSource *self, const char *text);
 void corral_chat_source_stop (CorralChatSource *self);
 gboolean corral_chat_source_can_retry (CorralChatSource *self);
 void corral_chat_source_retry (CorralChatSource *self);
+void corral_chat_source_decline_help (CorralChatSource *self);
 
 /* For implementations: emit the interface's signals. */
 void corral_chat_source_emit_text_delta (CorralChatSource *self, const char *text);
@@ -151,5 +157,6 @@ void corral_chat_source_emit_approval_requested (CorralChatSource *self,
                                                  CorralChatApproval *approval);
 void corral_chat_source_emit_notice (CorralChatSource *self, const char *text);
 void corral_chat_source_emit_task_finished (CorralChatSource *self, const char *error);
+void corral_chat_source_emit_help_requested (CorralChatSource *self, const char *request);
 
 G_END_DECLS

@@ -19,6 +19,8 @@ struct _CorralScreenPanel {
         GtkWidget *stack; /* "none", "screen" */
         GtkWidget *status;
         GtkWidget *control_button;
+        GtkWidget *help_bar; /* the assistant's request, when it asks for help */
+        GtkWidget *help_label;
         GtkWidget *picture;
 
         char *socket; /* (nullable) the screen's vnc.sock */
@@ -33,6 +35,9 @@ struct _CorralScreenPanel {
 };
 
 G_DEFINE_FINAL_TYPE (CorralScreenPanel, corral_screen_panel, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_HELP_DECLINED, N_SIGNALS };
+static guint signals[N_SIGNALS];
 
 static void connect_screen (CorralScreenPanel *self);
 
@@ -202,6 +207,27 @@ corral_screen_panel_get_computer (CorralScreenPanel *self)
 {
         g_return_val_if_fail (CORRAL_IS_SCREEN_PANEL (self), NULL);
         return self->computer;
+}
+
+void
+corral_screen_panel_set_help_request (CorralScreenPanel *self, const char *request)
+{
+        g_autofree char *text = NULL;
+
+        g_return_if_fail (CORRAL_IS_SCREEN_PANEL (self));
+        if (request)
+                text = g_strdup_printf (_ ("The assistant asks for your help: %s Take control, "
+                                           "do it, then give the screen back."),
+                                        request);
+        gtk_label_set_text (GTK_LABEL (self->help_label), text ? text : "");
+        gtk_widget_set_visible (self->help_bar, request != NULL);
+}
+
+static void
+on_not_now (CorralScreenPanel *self)
+{
+        gtk_widget_set_visible (self->help_bar, FALSE);
+        g_signal_emit (self, signals[SIGNAL_HELP_DECLINED], 0);
 }
 
 void
@@ -381,6 +407,9 @@ corral_screen_panel_class_init (CorralScreenPanelClass *klass)
 {
         G_OBJECT_CLASS (klass)->dispose = corral_screen_panel_dispose;
         gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+        signals[SIGNAL_HELP_DECLINED] =
+                g_signal_new ("help-declined", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                              NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void
@@ -437,6 +466,29 @@ corral_screen_panel_init (CorralScreenPanel *self)
         g_signal_connect (controller, "key-released", G_CALLBACK (on_key_released), self);
         gtk_widget_add_controller (self->picture, controller);
 
+        /* The assistant's request, when it asks: above everything, until answered. */
+        {
+                GtkWidget *not_now = gtk_button_new_with_mnemonic (_ ("_Not Now"));
+
+                self->help_bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+                gtk_widget_add_css_class (self->help_bar, "screen-help");
+                gtk_widget_add_css_class (self->help_bar, "card");
+                self->help_label = gtk_label_new (NULL);
+                gtk_label_set_wrap (GTK_LABEL (self->help_label), TRUE);
+                gtk_label_set_xalign (GTK_LABEL (self->help_label), 0);
+                gtk_widget_set_hexpand (self->help_label, TRUE);
+                gtk_widget_set_valign (not_now, GTK_ALIGN_CENTER);
+                g_signal_connect_swapped (not_now, "clicked", G_CALLBACK (on_not_now), self);
+                gtk_box_append (GTK_BOX (self->help_bar),
+                                gtk_image_new_from_icon_name ("dialog-question-symbolic"));
+                gtk_box_append (GTK_BOX (self->help_bar), self->help_label);
+                gtk_box_append (GTK_BOX (self->help_bar), not_now);
+                gtk_widget_set_margin_start (self->help_bar, 6);
+                gtk_widget_set_margin_end (self->help_bar, 6);
+                gtk_widget_set_margin_top (self->help_bar, 6);
+                gtk_widget_set_visible (self->help_bar, FALSE);
+                gtk_box_append (GTK_BOX (screen), self->help_bar);
+        }
         gtk_box_append (GTK_BOX (screen), bar);
         gtk_box_append (GTK_BOX (screen), self->picture);
 

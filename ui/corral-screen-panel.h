@@ -29,6 +29,10 @@ void corral_screen_panel_set_socket (CorralScreenPanel *self, const char *path);
 /* (nullable) (transfer none) the computer tool on this screen, for the assistant. */
 CorralComputer *corral_screen_panel_get_computer (CorralScreenPanel *self);
 
+/* The assistant's request for help (escaped text; NULL: none): shown above the screen, with
+ * Not Now, which emits "help-declined". */
+void corral_screen_panel_set_help_request (CorralScreenPanel *self, const char *request);
+
 /* Whether the person has the screen (Take Control). */
 void corral_screen_panel_set_in_control (CorralScreenPanel *self, gboolean in_control);
 gboolean corral_screen_panel_get_in_control (CorralScreenPanel *self);

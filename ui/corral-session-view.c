@@ -33,6 +33,42 @@ on_tool_finished (CorralChatSource *source, CorralChatTool *tool, CorralSessionV
         corral_changes_panel_reload (CORRAL_CHANGES_PANEL (self->changes));
 }
 
+/* The assistant asks the person to take the screen: the Screen page, with the request; and a
+ * desktop notification when the window is not the one the person is looking at. */
+static void
+on_help_requested (CorralChatSource *source, const char *request, CorralSessionView *self)
+{
+        GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+        GtkApplication *app =
+                GTK_IS_WINDOW (root) ? gtk_window_get_application (GTK_WINDOW (root)) : NULL;
+
+        corral_screen_panel_set_help_request (CORRAL_SCREEN_PANEL (self->screen), request);
+        if (!request) {
+                if (app)
+                        g_application_withdraw_notification (G_APPLICATION (app), "screen-help");
+                return;
+        }
+        corral_session_view_show_panel (self, "screen");
+        if (app && !gtk_window_is_active (GTK_WINDOW (root))) {
+                g_autoptr (GNotification) n =
+                        g_notification_new (_ ("The Assistant Needs Your Help"));
+
+                g_notification_set_body (n, request);
+                g_notification_set_priority (n, G_NOTIFICATION_PRIORITY_HIGH);
+                g_application_send_notification (G_APPLICATION (app), "screen-help", n);
+        }
+}
+
+static void
+on_help_declined (CorralSessionView *self)
+{
+        CorralChatSource *source = g_signal_group_dup_target (self->source_signals);
+
+        if (source)
+                corral_chat_source_decline_help (source);
+        g_clear_object (&source);
+}
+
 static GtkWidget *
 build_panel (CorralSessionView *self)
 {
@@ -121,6 +157,10 @@ corral_session_view_init (CorralSessionView *self)
         self->source_signals = g_signal_group_new (CORRAL_TYPE_CHAT_SOURCE);
         g_signal_group_connect (self->source_signals, "tool-finished",
                                 G_CALLBACK (on_tool_finished), self);
+        g_signal_group_connect (self->source_signals, "help-requested",
+                                G_CALLBACK (on_help_requested), self);
+        g_signal_connect_swapped (self->screen, "help-declined", G_CALLBACK (on_help_declined),
+                                  self);
 }
 
 GtkWidget *

@@ -45,7 +45,7 @@ tool_icon (const char *tool, const char *title)
                                                                     : "network-workgroup-symbolic";
         if (tool && g_str_has_prefix (tool, "mcp"))
                 return "application-x-addon-symbolic";
-        if (g_strcmp0 (tool, "computer") == 0)
+        if (g_strcmp0 (tool, "computer") == 0 || g_strcmp0 (tool, "ask_for_help") == 0)
                 return "video-display-symbolic";
         return "text-x-generic-symbolic";
 }
@@ -127,6 +127,9 @@ sentence (CorralToolCard *self, CardState state)
                                                 title + strlen ("network "));
                 return g_strdup (_ ("Asked you"));
         }
+        if (g_str_equal (tool, "ask_for_help"))
+                return g_strdup (running ? _ ("Asking for your help on the screen")
+                                         : _ ("Asked for your help on the screen"));
         if (g_str_equal (tool, "computer"))
                 return g_strdup (computer_sentence (
                         g_str_has_prefix (title, "computer: ") ? title + strlen ("computer: ") : "",

@@ -18,6 +18,7 @@ struct _CorralAssistantSession {
         CorralAgentClient *client;
         CorralMcpManager *mcp;
         CorralComputer *computer; /* nullable: computer use is off */
+        struct _AssistantHelp *help; /* nullable: ask_for_help waiting for the person */
         CorralLlmConversation *conv;
         AssistantStore *store;
 
@@ -96,6 +97,10 @@ void assistant_tool_mcp (AssistantToolCall *call);
  * and run on it. */
 void assistant_computer_describe (CorralAssistantSession *self, CorralLlmConversation *conv);
 void assistant_tool_computer (AssistantToolCall *call);
+/* ask_for_help: offered with the computer tool. */
+void assistant_tool_ask_for_help (AssistantToolCall *call);
+void assistant_session_emit_help (CorralAssistantSession *self, const char *request);
+gboolean assistant_session_has_help_handler (CorralAssistantSession *self);
 
 /* Cards (assistant-card.c) */
 CorralAssistantToolCard *assistant_tool_card_new (const CorralLlmBlock *block);

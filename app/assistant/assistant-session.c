@@ -16,6 +16,7 @@ enum {
         SIGNAL_TOOL_FINISHED,
         SIGNAL_APPROVAL_REQUESTED,
         SIGNAL_NOTICE,
+        SIGNAL_HELP_REQUESTED,
         N_SIGNALS
 };
 
@@ -75,6 +76,9 @@ corral_assistant_session_class_init (CorralAssistantSessionClass *klass)
         signals[SIGNAL_NOTICE] =
                 g_signal_new ("notice", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                               NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+        signals[SIGNAL_HELP_REQUESTED] =
+                g_signal_new ("help-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                              NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
 static void
@@ -323,4 +327,16 @@ void
 assistant_session_emit_notice (CorralAssistantSession *self, const char *text)
 {
         g_signal_emit (self, signals[SIGNAL_NOTICE], 0, text);
+}
+
+void
+assistant_session_emit_help (CorralAssistantSession *self, const char *request)
+{
+        g_signal_emit (self, signals[SIGNAL_HELP_REQUESTED], 0, request);
+}
+
+gboolean
+assistant_session_has_help_handler (CorralAssistantSession *self)
+{
+        return g_signal_has_handler_pending (self, signals[SIGNAL_HELP_REQUESTED], 0, FALSE);
 }

@@ -118,7 +118,7 @@ unknown_tool (AssistantToolCall *call)
         for (gsize i = 0; i < G_N_ELEMENTS (builtins); i++)
                 g_string_append_printf (names, "%s%s", i ? ", " : "", builtins[i].name);
         if (self->computer)
-                g_string_append (names, ", computer");
+                g_string_append (names, ", computer, ask_for_help");
         for (guint i = 0; self->mcp && i < corral_mcp_manager_get_tools (self->mcp)->len; i++)
                 g_string_append_printf (
                         names, ", %s",
@@ -161,6 +161,8 @@ agent_tools_run_async (CorralAssistantSession *self,
         }
         if (self->computer && g_str_equal (block->name, "computer"))
                 assistant_tool_computer (call);
+        else if (self->computer && g_str_equal (block->name, "ask_for_help"))
+                assistant_tool_ask_for_help (call);
         else if (is_mcp_tool (self, block->name))
                 assistant_tool_mcp (call);
         else

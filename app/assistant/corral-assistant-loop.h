@@ -19,6 +19,14 @@
  *                                                   or later. Without a handler: denied.
  *   ::notice (const char *text)                     loop remarks (continuing after the output
  *                                                   limit, step limit reached, ...)
+ *   ::help-requested (const char *request)          computer use: the model asks the person to
+ *                                                   take the screen (a sign-in, a CAPTCHA);
+ *                                                   request is its words, escaped; NULL when it
+ *                                                   no longer asks (given back, declined, timed
+ *                                                   out, cancelled). The person answers by taking
+ *                                                   the screen and giving it back, or with
+ *                                                   corral_assistant_session_decline_help().
+ *                                                   Without a handler, no one is asked.
  *
  * Sessions persist under $XDG_STATE_HOME/corral/sessions/ID/ (assistant-store.h says what is there)
  * and can be resumed with corral_assistant_session_resume().
@@ -204,6 +212,8 @@ void corral_assistant_session_set_mcp_manager (CorralAssistantSession *self,
  * Anthropic models as their computer tool (computer_20250124), to others as a function tool
  * with the same actions; each call's screenshot goes back to the model and onto its card. */
 void corral_assistant_session_set_computer (CorralAssistantSession *self, CorralComputer *computer);
+/* The person will not take the screen now: the model's ask_for_help returns and says so. */
+void corral_assistant_session_decline_help (CorralAssistantSession *self);
 void corral_assistant_session_set_max_steps (CorralAssistantSession *self, guint max_steps);
 /* The shell tool: default and maximum timeout, and how much output the model sees (head and
  * tail of this many bytes each; the middle is cut with a note). Defaults 120 s, 1800 s, 8 KiB. */

@@ -155,10 +155,32 @@ corral_computer_dispose (GObject *object)
         G_OBJECT_CLASS (corral_computer_parent_class)->dispose (object);
 }
 
+enum { PROP_0, PROP_HELD, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+static void
+corral_computer_get_property (GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+        switch (id) {
+        case PROP_HELD:
+                g_value_set_boolean (value, CORRAL_COMPUTER (object)->held != NULL);
+                break;
+        default:
+                G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
+        }
+}
+
 static void
 corral_computer_class_init (CorralComputerClass *klass)
 {
-        G_OBJECT_CLASS (klass)->dispose = corral_computer_dispose;
+        GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+        object_class->dispose = corral_computer_dispose;
+        object_class->get_property = corral_computer_get_property;
+        props[PROP_HELD] = g_param_spec_boolean ("held", NULL, NULL, FALSE,
+                                                 G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+                                                         G_PARAM_EXPLICIT_NOTIFY);
+        g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
 static void
@@ -1118,20 +1140,27 @@ void
 corral_computer_hold (CorralComputer *self, const char *reason)
 {
         GTask *task;
+        gboolean was_held;
 
         g_return_if_fail (CORRAL_IS_COMPUTER (self));
+        was_held = self->held != NULL;
         g_free (self->held);
         self->held = g_strdup (reason && *reason ? reason : _ ("the person is using it"));
         /* An action under way stops now, not at its next pause. */
         if ((task = g_queue_peek_head (&self->waiting)))
                 kick (task);
+        if (!was_held)
+                g_object_notify_by_pspec (G_OBJECT (self), props[PROP_HELD]);
 }
 
 void
 corral_computer_release (CorralComputer *self)
 {
         g_return_if_fail (CORRAL_IS_COMPUTER (self));
+        if (!self->held)
+                return;
         g_clear_pointer (&self->held, g_free);
+        g_object_notify_by_pspec (G_OBJECT (self), props[PROP_HELD]);
 }
 
 gboolean

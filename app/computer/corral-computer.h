@@ -87,6 +87,7 @@ corral_computer_run_finish (CorralComputer *self, GAsyncResult *result, GError *
  * CORRAL_COMPUTER_HOLD_WAIT_S, then G_IO_ERROR_BUSY), and its result says it waited.
  * Screenshots, zoom and cursor_position send no input and go on. reason: for the model,
  * e.g. "the person is signing in". */
+/* The boolean property "held" follows it (notify::held). */
 void corral_computer_hold (CorralComputer *self, const char *reason);
 void corral_computer_release (CorralComputer *self);
 gboolean corral_computer_is_held (CorralComputer *self);

@@ -192,6 +192,87 @@ test_bad_action (void)
         screen_close (&s);
 }
 
+/* ask_for_help: the person is asked (the request escaped), and the model hears how it went:
+ * the person took the screen and gave it back, said not now, or no one is there to ask. */
+typedef enum { HELP_TAKE_AND_GIVE_BACK, HELP_DECLINE, HELP_NO_ONE } HelpAnswer;
+
+typedef struct {
+        Fix *fix;
+        CorralComputer *computer;
+        HelpAnswer answer;
+        GPtrArray *requests; /* what the person was shown, NULL for "no longer asking" */
+} Helper;
+
+static gboolean
+give_back (gpointer data)
+{
+        corral_computer_release (data);
+        return G_SOURCE_REMOVE;
+}
+
+static void
+on_help (CorralAssistantSession *session, const char *request, Helper *h)
+{
+        g_ptr_array_add (h->requests, g_strdup (request));
+        if (!request)
+                return;
+        if (h->answer == HELP_DECLINE) {
+                corral_assistant_session_decline_help (session);
+                return;
+        }
+        /* The person takes the screen, does it, and gives it back a little later. */
+        corral_computer_hold (h->computer, "signing in");
+        g_timeout_add (200, give_back, h->computer);
+}
+
+static void
+test_ask_for_help (gconstpointer data)
+{
+        HelpAnswer answer = GPOINTER_TO_INT (data);
+        g_autoptr (Fix) fix = fix_new (CORRAL_LLM_PROVIDER_ANTHROPIC);
+        g_autoptr (GPtrArray) requests = g_ptr_array_new_with_free_func (g_free);
+        Screen s = { 0 };
+        Helper h = { fix, NULL, answer, requests };
+        g_autofree char *first = NULL;
+        const char *out;
+
+        screen_open (&s);
+        h.computer = s.computer;
+        corral_assistant_session_set_computer (fix->session, s.computer);
+        if (answer != HELP_NO_ONE)
+                g_signal_connect (fix->session, "help-requested", G_CALLBACK (on_help), &h);
+        fix_push (fix, NULL, "ask_for_help",
+                  "{\"request\": \"Please sign in to the bank\\u202e site\"}", "tool");
+        fix_push (fix, "Thanks.", NULL, NULL, "end");
+        fix_run (fix, "Pay the bill", NULL);
+        g_assert_no_error (fix->error);
+        first = fix_sent_text (fix, 0);
+        g_assert_nonnull (strstr (first, "\"name\":\"ask_for_help\""));
+        out = fix_output (fix, 0);
+        g_test_message ("%s", out);
+        g_assert_cmpstr (fix_card (fix, 0)->tool, ==, "ask_for_help");
+        switch (answer) {
+        case HELP_TAKE_AND_GIVE_BACK:
+                g_assert_nonnull (strstr (out, "took the screen and gave it back"));
+                break;
+        case HELP_DECLINE:
+                g_assert_nonnull (strstr (out, "said not now"));
+                break;
+        case HELP_NO_ONE:
+                g_assert_nonnull (strstr (out, "No one is watching"));
+                g_assert_cmpuint (requests->len, ==, 0);
+                break;
+        }
+        if (answer != HELP_NO_ONE) {
+                /* Asked once, with the bidi control shown as an escape, then no longer. */
+                g_assert_cmpuint (requests->len, ==, 2);
+                g_assert_cmpstr (requests->pdata[0], ==, "Please sign in to the bank\\u202E site");
+                g_assert_null (requests->pdata[1]);
+                g_assert_false (corral_computer_is_held (s.computer));
+        }
+        screen_close (&s);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -203,5 +284,11 @@ main (int argc, char **argv)
                               GINT_TO_POINTER (CORRAL_LLM_PROVIDER_OPENAI), test_two_steps);
         g_test_add_func ("/assistant-computer/off-by-default", test_off_by_default);
         g_test_add_func ("/assistant-computer/bad-action", test_bad_action);
+        g_test_add_data_func ("/assistant-computer/ask-for-help/given-back",
+                              GINT_TO_POINTER (HELP_TAKE_AND_GIVE_BACK), test_ask_for_help);
+        g_test_add_data_func ("/assistant-computer/ask-for-help/not-now",
+                              GINT_TO_POINTER (HELP_DECLINE), test_ask_for_help);
+        g_test_add_data_func ("/assistant-computer/ask-for-help/no-one",
+                              GINT_TO_POINTER (HELP_NO_ONE), test_ask_for_help);
         return g_test_run ();
 }

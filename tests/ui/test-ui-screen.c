@@ -235,6 +235,39 @@ test_take_control (Fixture *f, gconstpointer data)
         g_assert_cmpuint (events->len, >, 0);
 }
 
+static void
+on_declined (CorralScreenPanel *panel, gboolean *declined)
+{
+        *declined = TRUE;
+}
+
+/* The assistant asks for help: its request above the screen, Not Now answers it. */
+static void
+test_help_request (Fixture *f, gconstpointer data)
+{
+        gboolean declined = FALSE;
+        GtkWidget *label, *not_now;
+
+        start_screen (f);
+        g_signal_connect (f->panel, "help-declined", G_CALLBACK (on_declined), &declined);
+        corral_screen_panel_set_help_request (f->panel, "Please sign in to the bank site.");
+        label = ui_test_find (GTK_WIDGET (f->panel), GTK_ACCESSIBLE_ROLE_LABEL,
+                              "The assistant asks for your help: Please sign in to the bank "
+                              "site. Take control, do it, then give the screen back.");
+        g_assert_nonnull (label);
+        ui_test_screenshot (f->window, "34-screen-help-request");
+        not_now = ui_test_find (GTK_WIDGET (f->panel), GTK_ACCESSIBLE_ROLE_BUTTON, "Not Now");
+        g_assert_nonnull (not_now);
+        gtk_widget_activate (not_now);
+        ui_test_spin (400);
+        g_assert_true (declined);
+        g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (label)));
+        /* The assistant stopped asking: the bar goes. */
+        corral_screen_panel_set_help_request (f->panel, "Again");
+        corral_screen_panel_set_help_request (f->panel, NULL);
+        g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (label)));
+}
+
 /* A task without a screen: the page says what turns one on. */
 static void
 test_no_screen (Fixture *f, gconstpointer data)
@@ -326,6 +359,7 @@ main (int argc, char **argv)
         ADD ("/ui-screen/view-matches-screenshot", test_view_matches_screenshot);
         ADD ("/ui-screen/take-control", test_take_control);
         ADD ("/ui-screen/no-screen", test_no_screen);
+        ADD ("/ui-screen/help-request", test_help_request);
         ADD ("/ui-screen/tool-card", test_tool_card);
 #undef ADD
         status = g_test_run ();
