@@ -313,6 +313,18 @@ test_first_run (Fixture *f, gconstpointer data)
         g_assert_nonnull (
                 ui_test_find (win, GTK_ACCESSIBLE_ROLE_CHECKBOX, "Can edit, but not delete"));
         corral_first_run_set_mode (fr, FS_MODE_RO);
+        /* Computer use: offered, off until the person turns it on for this task. */
+        {
+                GtkWidget *screen = ui_test_find (win, GTK_ACCESSIBLE_ROLE_SWITCH,
+                                                  "Let the assistant use a screen");
+
+                g_assert_nonnull (screen);
+                g_assert_false (gtk_switch_get_active (GTK_SWITCH (screen)));
+                g_assert_false (corral_first_run_get_computer_use (fr));
+                gtk_switch_set_active (GTK_SWITCH (screen), TRUE);
+                g_assert_true (corral_first_run_get_computer_use (fr));
+                gtk_switch_set_active (GTK_SWITCH (screen), FALSE);
+        }
         ui_test_assert_buttons_named (win);
         ui_test_screenshot (win, "03-folder");
         /* The home folder or the whole computer may be shared, with a plain warning. */
@@ -1641,6 +1653,28 @@ test_policy_folder_modes (Fixture *f, gconstpointer data)
         g_assert_true (ui_test_wait (widget_insensitive, start, 5000));
         ui_test_spin (200);
         ui_test_screenshot (win, "25-policy-folder-denied");
+
+        /* Computer use locked off: the switch greyed out, saying whose rule, and off. */
+        {
+                GtkWidget *screen = ui_test_find (win, GTK_ACCESSIBLE_ROLE_SWITCH,
+                                                  "Let the assistant use a screen");
+
+                corral_first_run_set_computer_use (fr, TRUE);
+                g_assert_true (g_file_set_contents (
+                        policy, "{\"computerUse\": {\"allowed\": false}}", -1, NULL));
+                corral_first_run_set_folder (fr, f->tmp);
+                g_assert_true (ui_test_wait (widget_insensitive,
+                                             gtk_widget_get_ancestor (screen, ADW_TYPE_ACTION_ROW),
+                                             5000));
+                g_assert_false (corral_first_run_get_computer_use (fr));
+                g_assert_false (gtk_switch_get_active (GTK_SWITCH (screen)));
+                g_assert_nonnull (ui_test_find (
+                        win, GTK_ACCESSIBLE_ROLE_LABEL,
+                        "Computer use (a screen the assistant sees and drives) is turned off (set "
+                        "by your organisation)."));
+                ui_test_spin (200);
+                ui_test_screenshot (win, "25b-policy-computer-use-off");
+        }
 
         /* No policy: every mode again. */
         g_assert_true (g_file_set_contents (policy, "{}", -1, NULL));
