@@ -304,7 +304,8 @@ corralctl_image_main (int argc, char **argv)
                 return CORRALCTL_EXIT_USAGE;
         }
         if (g_str_equal (command->name, "build") && !corral_image_is_builtin (name)) {
-                g_printerr (_ ("corralctl image build: Corral builds “minimal” and “standard”; "
+                g_printerr (_ ("corralctl image build: Corral builds “minimal”, “standard” and "
+                               "“desktop”; "
                                "your organisation’s image “%s” is built with --recipe FILE or "
                                "added with image import\n"),
                             name);

@@ -37,8 +37,8 @@ gboolean corral_paths_in_build_tree (void);
  * may not exist (the caller's error names the path). The string is interned: do not free. */
 const char *corral_paths_helper (const char *name);
 
-/* The folder that holds guest-image/minimal/build-minimal and guest-image/standard/
- * build-standard with their data: $CORRAL_SOURCE_DIR, else the source tree (in a build tree),
+/* The folder that holds the image builders with their data (guest-image/NAME/build-NAME for
+ * minimal, standard and desktop): $CORRAL_SOURCE_DIR, else the source tree (in a build tree),
  * else DATADIR/corral. Interned: do not free. */
 const char *corral_paths_image_recipes (void);
 

@@ -106,7 +106,8 @@ corral_image_name_is_valid (const char *name)
 gboolean
 corral_image_is_builtin (const char *name)
 {
-        return g_strcmp0 (name, "minimal") == 0 || g_strcmp0 (name, "standard") == 0;
+        return g_strcmp0 (name, "minimal") == 0 || g_strcmp0 (name, "standard") == 0 ||
+               g_strcmp0 (name, "desktop") == 0;
 }
 
 static gboolean

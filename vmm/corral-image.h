@@ -32,7 +32,7 @@ GQuark corral_image_error_quark (void);
 #define CORRAL_IMAGE_MANIFEST_MAX (256 * 1024)
 
 typedef struct {
-        char *name; /* "minimal", "standard" */
+        char *name; /* "minimal", "standard", "desktop", or an organisation's */
         char *dir; /* absolute image directory */
         char *kernel; /* absolute path */
         char *initrd; /* absolute path */
@@ -52,7 +52,7 @@ char *corral_image_cache_dir (void);
 /* TRUE for a valid image name: 1-64 of [a-z0-9_-], starting with a letter or digit. */
 gboolean corral_image_name_is_valid (const char *name);
 
-/* TRUE for Corral's own images, which have a builder: "minimal" and "standard". Any other name
+/* TRUE for Corral's own images, which have a builder: "minimal", "standard", "desktop". Any other name
  * is an organisation's image, imported or built from its recipe. */
 gboolean corral_image_is_builtin (const char *name);
 

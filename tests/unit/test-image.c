@@ -485,6 +485,7 @@ test_build_organisation (Fixture *f, gconstpointer data)
         g_assert_false (corral_image_is_builtin ("acme"));
         g_assert_true (corral_image_is_builtin ("minimal"));
         g_assert_true (corral_image_is_builtin ("standard"));
+        g_assert_true (corral_image_is_builtin ("desktop"));
         g_clear_error (&r.error);
         g_ptr_array_unref (r.steps);
 }
