@@ -7,8 +7,8 @@
  */
 #include "corralctl-vm.h"
 
-#include "corral-agent-ops.h"
 #include "corral-egress-vm.h"
+#include "corral-task-desktop.h"
 #include "corral-unix.h"
 #include "corral-image.h"
 #include "corral-process.h"
@@ -316,59 +316,27 @@ on_create_progress (CorralLaunchStage stage, double fraction, const char *detail
                 on_image_progress (fraction, detail, NULL);
 }
 
-/* An image with a desktop (guest-image/desktop) starts it at boot and says when it is up; a VM
- * with a screen is handed over once there is a desktop to see, not a black screen. */
-#define DESKTOP_SERVICE "/usr/lib/corral/services/desktop"
-#define DESKTOP_READY "/run/corral/desktop-ready"
-#define DESKTOP_TIMEOUT_S 600
-
-/* Whether PATH exists in the guest (*ret_found); FALSE with error when the agent fails. */
-static gboolean
-guest_has (CorralAgentClient *client, const char *path, gboolean *ret_found, GError **error)
+static void
+on_desktop_waiting (gpointer data)
 {
-        g_autoptr (GAsyncResult) res = NULL;
-        g_autoptr (GError) local = NULL;
-        g_autoptr (CorralFileStat) st = NULL;
-
-        corral_agent_client_stat_async (client, path, FALSE, NULL, corralctl_got_result, &res);
-        st = corral_agent_client_stat_finish (client, corralctl_wait_for (&res), &local);
-        if (st == NULL &&
-            !g_error_matches (local, CORRAL_AGENT_ERROR, CORRAL_AGENT_ERROR_NOT_FOUND)) {
-                g_propagate_error (error, g_steal_pointer (&local));
-                return FALSE;
-        }
-        *ret_found = st != NULL;
-        return TRUE;
+        g_printerr (_ ("Waiting for the desktop…\n"));
 }
 
-/* Returns at once for an image without a desktop; otherwise polls the guest's marker. */
+/* A VM with a screen is handed over once its image's desktop (if it has one) is up. */
 static gboolean
 wait_desktop (CorralVmManager *m, const char *name, GError **error)
 {
         g_autoptr (CorralAgentClient) client = corral_agent_client_new ();
         g_autoptr (GAsyncResult) res = NULL;
-        gint64 deadline = g_get_monotonic_time () + DESKTOP_TIMEOUT_S * G_USEC_PER_SEC;
-        gboolean found = FALSE;
 
         corral_vm_manager_connect_agent_async (m, name, client, 120000, NULL, corralctl_got_result,
                                                &res);
-        if (!corral_vm_manager_connect_agent_finish (m, corralctl_wait_for (&res), error) ||
-            !guest_has (client, DESKTOP_SERVICE, &found, error))
+        if (!corral_vm_manager_connect_agent_finish (m, corralctl_wait_for (&res), error))
                 return FALSE;
-        if (!found)
-                return TRUE;
-        g_printerr (_ ("Waiting for the desktop…\n"));
-        while (guest_has (client, DESKTOP_READY, &found, error) && !found) {
-                if (g_get_monotonic_time () > deadline) {
-                        g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
-                                     _ ("The desktop did not start within %d seconds (its log "
-                                        "in the VM: /run/corral/desktop.log)"),
-                                     DESKTOP_TIMEOUT_S);
-                        return FALSE;
-                }
-                g_usleep (G_USEC_PER_SEC / 2);
-        }
-        return found;
+        g_clear_object (&res);
+        corral_task_wait_desktop_async (client, on_desktop_waiting, NULL, NULL,
+                                        corralctl_got_result, &res);
+        return corral_task_wait_desktop_finish (corralctl_wait_for (&res), NULL, error);
 }
 
 /* The app's start (corral_task_create_async), after the same preflight (run_vm_command). */
@@ -698,7 +666,7 @@ corralctl_vm_main (int argc, char **argv)
                 return EXIT_CTL;
         /* No --image: the one the organisation requires, as the app does, else minimal. */
         if (entries && !o.image)
-                o.image = corral_task_default_image (NULL);
+                o.image = corral_task_default_image (NULL, FALSE);
         return run_vm_command (name, (const char *const *) argv + 1, &o);
 }
 

@@ -292,7 +292,7 @@ config_from_settings (CorralWindow *self, const char *folder, FsMode mode)
         config->mode = mode;
         g_autofree char *chosen = g_settings_get_string (self->settings, "image");
 
-        config->image = corral_task_default_image (chosen);
+        config->image = corral_task_default_image (chosen, FALSE);
         config->memory_mib = g_settings_get_uint (self->settings, "memory-mib");
         config->kept_space_mib = g_settings_get_uint (self->settings, "kept-space-mib");
         config->vcpus = g_settings_get_uint (self->settings, "vcpus");
@@ -322,6 +322,12 @@ on_first_run_start (CorralWindow *self)
         self->config = config_from_settings (self, corral_first_run_get_folder (fr),
                                              corral_first_run_get_mode (fr));
         self->config->computer_use = corral_first_run_get_computer_use (fr);
+        if (self->config->computer_use) {
+                g_autofree char *chosen = g_settings_get_string (self->settings, "image");
+
+                g_free (self->config->image);
+                self->config->image = corral_task_default_image (chosen, TRUE);
+        }
         g_free (self->folder);
         self->folder = g_strdup (self->config->folder);
         g_clear_pointer (&self->reopen_vm, g_free);

@@ -206,7 +206,7 @@ corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, G
 }
 
 char *
-corral_task_default_image (const char *chosen)
+corral_task_default_image (const char *chosen, gboolean screen)
 {
         g_autoptr (CorralPolicy) policy = corral_policy_load_default (NULL);
         const char *required = NULL;
@@ -216,6 +216,10 @@ corral_task_default_image (const char *chosen)
         if (policy && corral_policy_get_string (policy, "images.required", &required, &how) &&
             how.locked)
                 return g_strdup (required);
+        /* A screen with a desktop on it; an organisation's own image stays its choice. */
+        if (screen &&
+            (!chosen || g_str_equal (chosen, "minimal") || g_str_equal (chosen, "standard")))
+                return g_strdup ("desktop");
         return g_strdup (chosen ? chosen : "minimal");
 }
 

@@ -72,8 +72,10 @@ corral_task_check_workspace (const char *image, guint memory_mib, guint vcpus, G
 gboolean corral_task_check_computer_use (GError **error);
 
 /* The image a new workspace uses when the person chose chosen (NULL: none, "minimal"): the
- * image the organisation requires (images.required, locked), else chosen. (transfer full) */
-char *corral_task_default_image (const char *chosen);
+ * image the organisation requires (images.required, locked), else, for a task with a screen
+ * (computer use), "desktop" in place of the built-in images without one (minimal, standard),
+ * else chosen. (transfer full) */
+char *corral_task_default_image (const char *chosen, gboolean screen);
 
 /* What a new workspace is made from. */
 typedef struct {

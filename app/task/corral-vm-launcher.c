@@ -14,6 +14,7 @@
 #include "corral-task-start.h"
 #include "corral-thread.h"
 #include "corral-vm-manager.h"
+#include "corral-task-desktop.h"
 #include "corral-warm-workspace.h"
 #include "egress-policy.h"
 
@@ -66,19 +67,54 @@ report (GTask *task, CorralLaunchStage stage, double fraction, const char *detai
 }
 
 static void
+launch_done (GTask *task)
+{
+        Launch *l = g_task_get_task_data (task);
+
+        report (task, CORRAL_LAUNCH_STAGE_CONNECT, 1.0, NULL);
+        g_task_return_pointer (task, g_steal_pointer (&l->result),
+                               (GDestroyNotify) corral_launch_result_free);
+        g_object_unref (task);
+}
+
+static void
+on_desktop (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+        GTask *task = user_data;
+        GError *error = NULL;
+
+        if (!corral_task_wait_desktop_finish (res, NULL, &error) &&
+            corral_task_fail_if (task, error))
+                return;
+        launch_done (task);
+}
+
+static void
+on_desktop_waiting (gpointer data)
+{
+        report (data, CORRAL_LAUNCH_STAGE_CONNECT, -1.0, _ ("Waiting for the desktop…"));
+}
+
+static void
 on_mounted (GObject *source, GAsyncResult *res, gpointer user_data)
 {
         GTask *task = user_data;
         Launch *l = g_task_get_task_data (task);
         GError *error = NULL;
+        g_autofree char *screen = NULL;
 
         corral_run_in_thread_finish (res, &error);
         if (corral_task_fail_if (task, error))
                 return;
-        report (task, CORRAL_LAUNCH_STAGE_CONNECT, 1.0, NULL);
-        g_task_return_pointer (task, g_steal_pointer (&l->result),
-                               (GDestroyNotify) corral_launch_result_free);
-        g_object_unref (task);
+        /* A task with a screen (started or reopened) is handed over with its desktop up. */
+        screen = g_build_filename (l->result->vm_dir, "vnc.sock", NULL);
+        if (g_file_test (screen, G_FILE_TEST_EXISTS)) {
+                corral_task_wait_desktop_async (CORRAL_AGENT_CLIENT (l->result->agent_client),
+                                                on_desktop_waiting, task,
+                                                g_task_get_cancellable (task), on_desktop, task);
+                return;
+        }
+        launch_done (task);
 }
 
 /* Worker thread: the task is ready only once the guest has mounted the folder, so that the
