@@ -38,6 +38,7 @@ typedef struct {
         guint64 updates;
         gint64 last_update;
         gboolean redraw_scheduled, resized;
+        gboolean painted; /* pixels came since the last finished update */
         guint dx0, dy0, dx1, dy1; /* the redrawn area since the last emission, x1/y1 past it */
 } Shared;
 
@@ -65,6 +66,8 @@ typedef struct {
         int wake[2];
         GTask *connect_task; /* until the handshake ends */
         char *error; /* why libvncclient gave up, or why a callback refused */
+        gboolean pictured; /* a picture of this connection's was counted */
+        gint64 provisional_until; /* an all-black first picture waits until then (or 0) */
 } Conn;
 
 struct _CorralVnc {
@@ -278,6 +281,7 @@ on_update (rfbClient *client, int x, int y, int w, int h)
                 }
         }
         if (x1 > x0 && y1 > y0) {
+                s->painted = TRUE;
                 s->dx0 = MIN (s->dx0, x0);
                 s->dy0 = MIN (s->dy0, y0);
                 s->dx1 = MAX (s->dx1, x1);
@@ -288,14 +292,50 @@ on_update (rfbClient *client, int x, int y, int w, int h)
         g_mutex_unlock (&s->lock);
 }
 
+/* Whether the screen is all black. Under s->lock. */
+static gboolean
+screen_black (Shared *s)
+{
+        gsize n = (gsize) s->width * s->height;
+
+        for (gsize i = 0; i < n; i++)
+                if (s->screen[i * 4] | s->screen[i * 4 + 1] | s->screen[i * 4 + 2])
+                        return FALSE;
+        return TRUE;
+}
+
+/* Counts a picture: what waits for one (a screenshot settling) sees it. Under s->lock. */
+static void
+count_picture (Conn *c, Shared *s)
+{
+        c->pictured = TRUE;
+        c->provisional_until = 0;
+        s->updates++;
+        s->last_update = g_get_monotonic_time ();
+        /* Wakes the main context, where a screenshot may be waiting for this count. */
+        schedule_redraw (s);
+}
+
 static void
 on_update_finished (rfbClient *client)
 {
-        Shared *s = conn_of (client)->shared;
+        Conn *c = conn_of (client);
+        Shared *s = c->shared;
 
         g_mutex_lock (&s->lock);
-        s->updates++;
-        s->last_update = g_get_monotonic_time ();
+        /* An update of no pixels (QEMU's size announcement, before the picture itself) is not
+         * a picture. Nor, at first, is an all-black one: when a client connects to a screen no
+         * one was watching, QEMU answers from a copy it has just made, still black, and sends
+         * the real picture at its next refresh, up to 3 s later (VNC_REFRESH_INTERVAL_MAX). A
+         * screen that really is black counts once that time has passed (conn_thread). */
+        if (s->painted) {
+                s->painted = FALSE;
+                if (c->pictured || !screen_black (s))
+                        count_picture (c, s);
+                else if (!c->provisional_until)
+                        c->provisional_until =
+                                g_get_monotonic_time () + CORRAL_VNC_STALE_FIRST_MS * 1000;
+        }
         g_mutex_unlock (&s->lock);
 }
 
@@ -438,10 +478,22 @@ conn_thread (gpointer data)
         while (!conn_stopping (c)) {
                 struct pollfd fds[2] = { { .fd = c->client->sock, .events = POLLIN },
                                          { .fd = c->wake[0], .events = POLLIN } };
+                int timeout = -1;
 
                 conn_send_input (c);
+                /* A black first picture nothing replaced in time is the picture. */
+                g_mutex_lock (&c->shared->lock);
+                if (c->provisional_until) {
+                        gint64 left = c->provisional_until - g_get_monotonic_time ();
+
+                        if (left <= 0)
+                                count_picture (c, c->shared);
+                        else
+                                timeout = (int) (left / 1000) + 1;
+                }
+                g_mutex_unlock (&c->shared->lock);
                 /* What libvncclient already read is handled before waiting for more. */
-                if (c->client->buffered == 0 && poll (fds, 2, -1) < 0) {
+                if (c->client->buffered == 0 && poll (fds, 2, timeout) < 0) {
                         if (errno == EINTR)
                                 continue;
                         reason = g_strdup_printf ("poll: %s", g_strerror (errno));

@@ -22,6 +22,9 @@ G_BEGIN_DECLS
 /* The largest screen taken: a side, and the pixels in all (64 MiB of RGBA). */
 #define CORRAL_VNC_MAX_SIDE 8192
 #define CORRAL_VNC_MAX_PIXELS (16u * 1024 * 1024)
+/* A connection's first picture, when all black, waits this long for the real one (QEMU's
+ * longest refresh interval): see on_update_finished in corral-vnc.c. */
+#define CORRAL_VNC_STALE_FIRST_MS 3000
 /* A server that sends part of a message and then nothing is dropped after this long. */
 #define CORRAL_VNC_READ_TIMEOUT_S 5
 

@@ -21,12 +21,17 @@ typedef struct {
         guint32 repaint_colour;
         gint64 repaint_at;
         int listen_fd; /* -1, or a unix socket whose connections become clients */
+        gint64 paint_at; /* the first picture is painted then (0: done) */
         gboolean drop; /* close every client at the next turn */
 } Server;
 
 static Server *server;
 /* Whether the next server offers QEMU's extended key events (vnc_test_server_offer_...). */
 static gboolean offer_extended_keys;
+/* The next server's screen is black until this long after it starts (0: painted at once), as
+ * QEMU's first answer to a client is when no one was watching (its copy is not made yet);
+ * G_MAXUINT: black for good. */
+static guint black_for_ms;
 
 static void
 on_key (rfbBool down, rfbKeySym keysym, rfbClientPtr cl)
@@ -142,6 +147,12 @@ on_new_client (rfbClientPtr cl)
 }
 
 void
+vnc_test_server_black_for (guint ms)
+{
+        black_for_ms = ms;
+}
+
+void
 vnc_test_server_offer_extended_keys (gboolean offer)
 {
         offer_extended_keys = offer;
@@ -158,6 +169,14 @@ fill (guint x0, guint y0, guint x1, guint y1, guint32 rgb)
                         fb[y * VNC_TEST_SCREEN_W + x] = GUINT32_TO_LE (
                                 (rgb >> 16 & 0xff) | (rgb & 0xff00) | (rgb & 0xff) << 16);
         rfbMarkRectAsModified (server->screen, x0, y0, x1, y1);
+}
+
+/* The picture: grey, a blue square. */
+static void
+paint (Server *s)
+{
+        fill (0, 0, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, 0x808080);
+        fill (960, 600, 1060, 700, 0x0000ff);
 }
 
 static gpointer
@@ -178,6 +197,10 @@ server_thread (gpointer data)
                 drop = server->drop;
                 server->drop = FALSE;
                 g_mutex_unlock (&server->lock);
+                if (server->paint_at && g_get_monotonic_time () >= server->paint_at) {
+                        server->paint_at = 0;
+                        paint (server);
+                }
                 if (at && g_get_monotonic_time () >= at)
                         fill (0, 0, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, server->repaint_colour);
                 if (drop) {
@@ -258,8 +281,10 @@ start (int inetd_fd, int listen_fd)
         rfbLogEnable (FALSE);
         rfbRegisterProtocolExtension (&qemu_extension);
         rfbInitServer (server->screen);
-        fill (0, 0, VNC_TEST_SCREEN_W, VNC_TEST_SCREEN_H, 0x808080);
-        fill (960, 600, 1060, 700, 0x0000ff);
+        if (black_for_ms == 0)
+                paint (server);
+        else if (black_for_ms != G_MAXUINT)
+                server->paint_at = g_get_monotonic_time () + (gint64) black_for_ms * 1000;
         server->thread = g_thread_new ("vnc-server", server_thread, NULL);
         return 0;
 }
@@ -280,6 +305,7 @@ vnc_test_server_stop (void)
         g_mutex_clear (&server->lock);
         g_clear_pointer (&server, g_free);
         offer_extended_keys = FALSE;
+        black_for_ms = 0;
 }
 
 GArray *

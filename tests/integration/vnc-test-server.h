@@ -25,6 +25,9 @@ typedef struct {
 /* Whether the next server started offers QEMU's extended key events, as QEMU's does (reset to
  * FALSE when it stops). */
 void vnc_test_server_offer_extended_keys (gboolean offer);
+/* The next server started shows a black screen for ms (G_MAXUINT: for good) before its picture,
+ * as QEMU's first answer to a client is when no one was watching (reset when it stops). */
+void vnc_test_server_black_for (guint ms);
 
 /* Starts the server; returns the client's end of the socket. */
 int vnc_test_server_start (void);
