@@ -16,6 +16,7 @@
 #include <string.h>
 #include <xkbcommon/xkbcommon.h>
 
+#include "corral-computer-compose.h"
 #include "corral-computer-keys.h"
 #include "corral-computer-private.h"
 #include "corral-thread.h"
@@ -494,21 +495,40 @@ add_tap (GArray *steps, guint32 keysym)
         add_key (steps, keysym, FALSE);
 }
 
-/* One character of typed text: its key, with Shift when the key needs it; a character the US
- * keyboard has no key for ("é", "€") as GTK's Unicode input (ctrl+shift+u, its code in hex,
- * space), which the image's applications (GTK: the editor, the terminal, Firefox) take. */
-static void
-add_character (GArray *steps, guint32 keysym, gunichar c)
+/* A key of the US keyboard, with Shift when it needs it; FALSE when there is none. */
+static gboolean
+add_typed_key (GArray *steps, guint32 keysym)
 {
         guint scancode;
         gboolean shift;
 
-        if (corral_computer_key_position (keysym, &scancode, &shift)) {
-                if (shift)
-                        add_key (steps, XKB_KEY_Shift_L, TRUE);
-                add_tap (steps, keysym);
-                if (shift)
-                        add_key (steps, XKB_KEY_Shift_L, FALSE);
+        if (!corral_computer_key_position (keysym, &scancode, &shift))
+                return FALSE;
+        if (shift)
+                add_key (steps, XKB_KEY_Shift_L, TRUE);
+        add_tap (steps, keysym);
+        if (shift)
+                add_key (steps, XKB_KEY_Shift_L, FALSE);
+        return TRUE;
+}
+
+/* One character of typed text: its key, with Shift when the key needs it. A character the US
+ * keyboard has no key for ("é", "€") goes as X's Compose sequence for it (the Compose key, the
+ * image's right Alt, then plain keys), which every X application takes; one without a sequence
+ * as GTK's Unicode input (ctrl+shift+u, its code in hex, space), which GTK applications take
+ * unless they bind ctrl+shift+u themselves. */
+static void
+add_character (GArray *steps, guint32 keysym, gunichar c)
+{
+        guint32 sequence[CORRAL_COMPUTER_COMPOSE_MAX];
+        guint n = 0;
+
+        if (add_typed_key (steps, keysym))
+                return;
+        if (corral_computer_compose_sequence (c, sequence, &n)) {
+                add_tap (steps, XKB_KEY_Multi_key);
+                for (guint i = 0; i < n; i++)
+                        add_typed_key (steps, sequence[i]);
                 return;
         }
         {
@@ -691,7 +711,13 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
                         return FALSE;
                 add_combo (run->steps, &mods, TRUE);
                 add_pointer (run->steps, x, y, self->buttons);
+                /* The pointer arrives first, and the steps come apart: X applications (GTK's
+                 * XInput 2 scrolling) took a burst of wheel steps sent with the move that
+                 * brought the pointer into their window as no scroll at all. */
+                add_sleep (run->steps, 60);
                 for (guint i = 0; i < (guint) amount; i++) {
+                        if (i)
+                                add_sleep (run->steps, 30);
                         add_pointer (run->steps, x, y, self->buttons | wheel);
                         add_pointer (run->steps, x, y, self->buttons);
                 }

@@ -250,10 +250,11 @@ test_cursor_position (Fixture *f, gconstpointer data)
         g_assert_null (where->image);
 }
 
-/* What "type" sends for "a@#{}|~<>é\n" on QEMU's VNC (with extended key events: each key's
+/* What "type" sends for "a@#{}|~<>é中\n" on QEMU's VNC (with extended key events: each key's
  * scancode on the US keyboard) or another server (keysyms alone): Shift held around the
- * shifted symbols as a person would (QEMU's keysym mapping does not press it), and "é", which
- * has no key there, as GTK's Unicode input: ctrl+shift+u e 9 space. */
+ * shifted symbols as a person would (QEMU's keysym mapping does not press it); "é", which has
+ * no key there, as X's Compose sequence (the Compose key, ' and e); "中", which has none, as
+ * GTK's Unicode input: ctrl+shift+u 4 e 2 d space. */
 static const struct {
         guint32 keysym, scancode;
         gboolean down;
@@ -265,6 +266,11 @@ static const struct {
         {                                                                                          \
                 XKB_KEY_Shift_L, 0x2a, 0                                                           \
         }
+#define TAP(sym, code)                                                                             \
+        { sym, code, 1 },                                                                          \
+        {                                                                                          \
+                sym, code, 0                                                                       \
+        }
         SHIFTED ('@', 0x03),
         SHIFTED ('#', 0x04),
         SHIFTED ('{', 0x1a),
@@ -273,21 +279,22 @@ static const struct {
         SHIFTED ('~', 0x29),
         SHIFTED ('<', 0x33),
         SHIFTED ('>', 0x34),
-#undef SHIFTED
+        TAP (XKB_KEY_Multi_key, 0xb8),
+        TAP ('\'', 0x28),
+        TAP ('e', 0x12),
         { XKB_KEY_Control_L, 0x1d, 1 },
         { XKB_KEY_Shift_L, 0x2a, 1 },
-        { 'u', 0x16, 1 },
-        { 'u', 0x16, 0 },
+        TAP ('u', 0x16),
         { XKB_KEY_Shift_L, 0x2a, 0 },
         { XKB_KEY_Control_L, 0x1d, 0 },
-        { 'e', 0x12, 1 },
-        { 'e', 0x12, 0 },
-        { '9', 0x0a, 1 },
-        { '9', 0x0a, 0 },
-        { XKB_KEY_space, 0x39, 1 },
-        { XKB_KEY_space, 0x39, 0 },
-        { XKB_KEY_Return, 0x1c, 1 },
-        { XKB_KEY_Return, 0x1c, 0 },
+        TAP ('4', 0x05),
+        TAP ('e', 0x12),
+        TAP ('2', 0x03),
+        TAP ('d', 0x20),
+        TAP (XKB_KEY_space, 0x39),
+        TAP (XKB_KEY_Return, 0x1c),
+#undef TAP
+#undef SHIFTED
 };
 
 static void
@@ -295,7 +302,7 @@ test_type (Fixture *f, gconstpointer data)
 {
         gboolean extended = data != NULL;
         g_autoptr (GArray) events = run_expecting (
-                f, "{\"action\": \"type\", \"text\": \"a@#{}|~<>é\\n\"}", G_N_ELEMENTS (typed));
+                f, "{\"action\": \"type\", \"text\": \"a@#{}|~<>é中\\n\"}", G_N_ELEMENTS (typed));
 
         g_assert_cmpuint (events->len, ==, G_N_ELEMENTS (typed));
         for (guint i = 0; i < G_N_ELEMENTS (typed); i++) {
@@ -626,6 +633,37 @@ test_screen_gone (Fixture *f, gconstpointer data)
         g_object_unref (res);
 }
 
+/* A client of a screen no one was watching gets a black picture from QEMU first, and the
+ * real one at its next refresh: the first screenshot is the real picture, not the black. A
+ * screen that stays black is a picture too, after a while. */
+static void
+test_black_first (void)
+{
+        for (guint i = 0; i < 2; i++) {
+                g_autoptr (CorralVnc) vnc = NULL;
+                g_autoptr (CorralComputer) computer = NULL;
+                g_autoptr (GError) error = NULL;
+                g_autoptr (CorralComputerResult) shot = NULL;
+                g_autoptr (GdkPixbuf) picture = NULL;
+                const guint8 *px;
+
+                vnc_test_server_black_for (i == 0 ? 800 : G_MAXUINT);
+                vnc = vnc_test_server_connect (NULL);
+                computer = corral_computer_new (vnc);
+                shot = corral_computer_screenshot (computer, &error);
+                g_assert_no_error (error);
+                picture = decode (shot);
+                px = gdk_pixbuf_read_pixels (picture);
+                g_test_message ("first pixel %u %u %u", px[0], px[1], px[2]);
+                if (i == 0)
+                        g_assert_cmpuint (px[0], ==, 0x80);
+                else
+                        g_assert_cmpuint (px[0] | px[1] | px[2], ==, 0);
+                corral_vnc_close (vnc);
+                vnc_test_server_stop ();
+        }
+}
+
 /* The VM's QEMU changed under the connection (a managed save and restore closes it): the next
  * action connects again to the same socket and is done there. */
 static void
@@ -705,5 +743,6 @@ main (int argc, char **argv)
         ADD ("/computer/held-stops", test_held_stops);
 #undef ADD
         g_test_add_func ("/computer/reconnect", test_reconnect);
+        g_test_add_func ("/computer/black-first", test_black_first);
         return g_test_run ();
 }

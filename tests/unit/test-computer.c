@@ -7,6 +7,7 @@
 #include <string.h>
 #include <xkbcommon/xkbcommon.h>
 
+#include "corral-computer-compose.h"
 #include "corral-computer-keys.h"
 #include "corral-computer-screen.h"
 
@@ -327,6 +328,51 @@ test_key_positions (void)
         xkb_context_unref (ctx);
 }
 
+/* X's Compose sequences, read from a Compose file: the shortest of US keys kept per character;
+ * sequences with keys the US keyboard lacks, several characters, escapes, or garbage are not. */
+static void
+test_compose (void)
+{
+        static const char text[] = "# a comment\n"
+                                   "<Multi_key> <acute> <e> : \"\xc3\xa9\" eacute\n"
+                                   "<Multi_key> <apostrophe> <e> <e> : \"\xc3\xa9\" eacute\n"
+                                   "<Multi_key> <apostrophe> <e> : \"\xc3\xa9\" eacute # short\n"
+                                   "<Multi_key> <C> <equal> : \"\xe2\x82\xac\" EuroSign\n"
+                                   "<dead_acute> <a> : \"\xc3\xa1\" aacute\n"
+                                   "<Multi_key> <x> <y> : \"xy\"\n"
+                                   "<Multi_key> <q> <q> : \"\\\"\"\n"
+                                   "<Multi_key> <nosuchkey> <o> : \"\xc3\xb8\"\n"
+                                   "<Multi_key> <o> <o> \"\xc2\xb0\"\n"
+                                   "<Multi_key> <s> <s> : \"\xc3\x9f\" ssharp\n";
+        guint32 keys[CORRAL_COMPUTER_COMPOSE_MAX];
+        guint n = 0;
+
+        g_assert_true (corral_computer_compose_sequence_in (text, 0xe9, keys, &n));
+        g_assert_cmpuint (n, ==, 2);
+        g_assert_cmphex (keys[0], ==, XKB_KEY_apostrophe);
+        g_assert_cmphex (keys[1], ==, XKB_KEY_e);
+        g_assert_true (corral_computer_compose_sequence_in (text, 0x20ac, keys, &n));
+        g_assert_cmphex (keys[0], ==, XKB_KEY_C);
+        g_assert_true (corral_computer_compose_sequence_in (text, 0xdf, keys, &n));
+        /* not a Multi_key sequence; not one character; an escape; an unknown key; no ':' */
+        g_assert_false (corral_computer_compose_sequence_in (text, 0xe1, keys, &n));
+        g_assert_false (corral_computer_compose_sequence_in (text, 'x', keys, &n));
+        g_assert_false (corral_computer_compose_sequence_in (text, '"', keys, &n));
+        g_assert_false (corral_computer_compose_sequence_in (text, 0xf8, keys, &n));
+        g_assert_false (corral_computer_compose_sequence_in (text, 0xb0, keys, &n));
+        g_assert_false (corral_computer_compose_sequence_in ("<Multi_key> <a", 'a', keys, &n));
+        g_assert_false (corral_computer_compose_sequence_in ("", 'a', keys, &n));
+
+        /* This computer's own table, as the image has it (libx11's). */
+        if (!g_file_test ("/usr/share/X11/locale/en_US.UTF-8/Compose", G_FILE_TEST_EXISTS)) {
+                g_test_skip ("no X Compose table here (libx11-data)");
+                return;
+        }
+        g_assert_true (corral_computer_compose_sequence (0x20ac, keys, &n));
+        g_assert_true (corral_computer_compose_sequence (0xfc, keys, &n)); /* ü */
+        g_assert_false (corral_computer_compose_sequence (0x4e2d, keys, &n)); /* 中 */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -337,6 +383,7 @@ main (int argc, char **argv)
         g_test_add_func ("/computer/keys/modifiers", test_modifiers);
         g_test_add_func ("/computer/keys/positions", test_key_positions);
         g_test_add_func ("/computer/text", test_text);
+        g_test_add_func ("/computer/compose", test_compose);
         g_test_add_func ("/computer/text/refused", test_text_refused);
         g_test_add_func ("/computer/scale/sizes", test_scale_sizes);
         g_test_add_func ("/computer/scale/round-trip", test_scale_round_trip);

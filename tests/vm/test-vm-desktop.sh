@@ -110,7 +110,9 @@ done
 [ "$(cat "$SHARE/clicked" 2>/dev/null)" = clicked ] || fail "the click did not reach the button"
 
 log "text typed into Mousepad and saved with ctrl+s"
-TEXT='Hello, @#{}|~<> [x] "q" '\''a'\'' $5 %^&*()_+=-\/;:?'
+# Symbols that move about on other keyboards, and characters no US key has (typed through
+# GTK's Unicode input, ctrl+shift+u), then a new line.
+TEXT='Hello, @#{}|~<> [x] "q" '\''a'\'' $5 %^&*()_+=-\/;:? Grüße, café, 5 € '
 : >"$SHARE/typed.txt"
 guest_start mousepad /workspace/desk/typed.txt || fail "starting mousepad"
 wait_window 'typed.txt' >/dev/null || fail "Mousepad's window did not appear"
