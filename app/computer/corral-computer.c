@@ -649,14 +649,18 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
                     !read_point (input, "coordinate", &scale, &x, &y, &mx, &my, error))
                         return FALSE;
                 add_pointer (run->steps, sx, sy, 0);
+                add_sleep (run->steps, 60);
                 add_pointer (run->steps, sx, sy, CORRAL_VNC_BUTTON_LEFT);
-                add_sleep (run->steps, 50);
-                /* In steps, as a hand moves: toolkits start a drag after a few pixels. */
+                /* Held a moment, then in steps, as a hand moves: toolkits start a drag after a
+                 * few pixels, and a window manager that grabs the pointer on the press (xfwm4
+                 * moving a window by its title) missed steps that came sooner or faster. */
+                add_sleep (run->steps, 200);
                 for (guint i = 1; i <= 10; i++) {
                         add_pointer (run->steps, sx + ((double) x - sx) * i / 10,
                                      sy + ((double) y - sy) * i / 10, CORRAL_VNC_BUTTON_LEFT);
-                        add_sleep (run->steps, 20);
+                        add_sleep (run->steps, 40);
                 }
+                add_sleep (run->steps, 60);
                 add_pointer (run->steps, x, y, 0);
                 run->said = g_strdup_printf (_ ("Dragged from (%u, %u) to (%u, %u)."), smx, smy, mx,
                                              my);

@@ -158,4 +158,12 @@ sleep 1
 "$CTL" computer "$VM" zoom $region -o "$DATA/selected.png" >/dev/null || fail "zoom after the drag"
 cmp -s "$DATA/after.png" "$DATA/selected.png" && fail "the drag selected nothing in Mousepad"
 
+log "dragging Mousepad's title bar moves its window"
+read -r bx by _ _ <<<"$(window_geometry "$name")" || fail "long.txt's geometry before the move"
+out=$("$CTL" computer "$VM" drag $((bx + 150)) $((by - 15)) $((bx + 50)) $((by - 115))) ||
+	fail "drag the title bar: $out"
+read -r ax ay _ _ <<<"$(window_geometry "$name")" || fail "long.txt's geometry after the move"
+[ "$((bx - ax))" = 100 ] && [ "$((by - ay))" = 100 ] ||
+	fail "the window went from $bx,$by to $ax,$ay, not 100 pixels up and left"
+
 log "ok"
