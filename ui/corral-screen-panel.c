@@ -65,7 +65,9 @@ update_status (CorralScreenPanel *self)
                                   self->computer && self->vnc &&
                                           corral_vnc_is_connected (self->vnc));
         gtk_widget_set_focusable (self->picture, in_control);
-        gtk_widget_set_cursor_from_name (self->picture, in_control ? "none" : NULL);
+        /* The VM's own pointer is not in its picture (QEMU draws no cursor into what it
+         * sends): the person's stays visible while they have the screen. */
+        gtk_widget_set_cursor_from_name (self->picture, in_control ? "default" : NULL);
 }
 
 static void
