@@ -336,7 +336,7 @@ wait_desktop (CorralVmManager *m, const char *name, GError **error)
         g_clear_object (&res);
         corral_task_wait_desktop_async (client, on_desktop_waiting, NULL, NULL,
                                         corralctl_got_result, &res);
-        return corral_task_wait_desktop_finish (corralctl_wait_for (&res), NULL, error);
+        return corral_task_wait_desktop_finish (corralctl_wait_for (&res), error);
 }
 
 /* The app's start (corral_task_create_async), after the same preflight (run_vm_command). */

@@ -15,7 +15,6 @@
 
 struct _CorralScreenPanel {
         GtkWidget parent_instance;
-        GtkWidget *box;
         GtkWidget *stack; /* "none", "screen" */
         GtkWidget *status;
         GtkWidget *control_button;
@@ -398,9 +397,12 @@ corral_screen_panel_dispose (GObject *object)
 {
         CorralScreenPanel *self = CORRAL_SCREEN_PANEL (object);
 
-        disconnect_screen (self);
+        /* Once: the widgets disconnect_screen () touches go with the stack. */
+        if (self->stack) {
+                disconnect_screen (self);
+                g_clear_pointer (&self->stack, gtk_widget_unparent);
+        }
         g_clear_pointer (&self->vm_dir, g_free);
-        g_clear_pointer (&self->box, gtk_widget_unparent);
         G_OBJECT_CLASS (corral_screen_panel_parent_class)->dispose (object);
 }
 
@@ -498,8 +500,7 @@ corral_screen_panel_init (CorralScreenPanel *self)
         gtk_stack_add_named (GTK_STACK (self->stack), none, "none");
         gtk_stack_add_named (GTK_STACK (self->stack), screen, "screen");
         gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "none");
-        self->box = self->stack;
-        gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+        gtk_widget_set_parent (self->stack, GTK_WIDGET (self));
         update_status (self);
 }
 

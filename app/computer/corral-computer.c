@@ -495,20 +495,19 @@ add_tap (GArray *steps, guint32 keysym)
         add_key (steps, keysym, FALSE);
 }
 
-/* A key of the US keyboard, with Shift when it needs it; FALSE when there is none. */
+/* A key of the US keyboard, pressed and let go as a combination of its own (with Shift when it
+ * needs it); FALSE when there is none. */
 static gboolean
 add_typed_key (GArray *steps, guint32 keysym)
 {
+        const CorralKeyCombo one = { .keysyms = { keysym }, .n = 1 };
         guint scancode;
         gboolean shift;
 
         if (!corral_computer_key_position (keysym, &scancode, &shift))
                 return FALSE;
-        if (shift)
-                add_key (steps, XKB_KEY_Shift_L, TRUE);
-        add_tap (steps, keysym);
-        if (shift)
-                add_key (steps, XKB_KEY_Shift_L, FALSE);
+        add_combo (steps, &one, TRUE);
+        add_combo (steps, &one, FALSE);
         return TRUE;
 }
 
@@ -518,8 +517,9 @@ add_typed_key (GArray *steps, guint32 keysym)
  * as GTK's Unicode input (ctrl+shift+u, its code in hex, space), which GTK applications take
  * unless they bind ctrl+shift+u themselves. */
 static void
-add_character (GArray *steps, guint32 keysym, gunichar c)
+add_character (GArray *steps, guint32 keysym)
 {
+        gunichar c = xkb_keysym_to_utf32 (keysym);
         guint32 sequence[CORRAL_COMPUTER_COMPOSE_MAX];
         guint n = 0;
 
@@ -732,7 +732,6 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
         }
         if (g_str_equal (action, "type")) {
                 g_autoptr (GArray) keysyms = NULL;
-                const char *p;
 
                 if (!text)
                         return corral_computer_refuse (error,
@@ -740,16 +739,10 @@ plan (CorralComputer *self, const cJSON *input, Run *run, GError **error)
                 keysyms = corral_computer_text_keysyms (text, CORRAL_COMPUTER_MAX_TYPE, error);
                 if (!keysyms)
                         return FALSE;
-                p = text;
                 for (guint i = 0; i < keysyms->len; i++) {
-                        /* "\r\n" was one keysym. */
-                        if (p[0] == '\r' && p[1] == '\n')
-                                p++;
                         if (i && i % CORRAL_COMPUTER_TYPE_GROUP == 0)
                                 add_sleep (run->steps, 50);
-                        add_character (run->steps, g_array_index (keysyms, guint32, i),
-                                       g_utf8_get_char (p));
-                        p = g_utf8_next_char (p);
+                        add_character (run->steps, g_array_index (keysyms, guint32, i));
                 }
                 run->said = g_strdup_printf (_ ("Typed %u characters."), keysyms->len);
                 return TRUE;

@@ -16,8 +16,7 @@ typedef struct {
         void (*waiting) (gpointer data);
         gpointer waiting_data;
         gint64 deadline;
-        gboolean had_desktop;
-        guint timeout_id;
+        gboolean had_desktop; /* the image has one: now waiting for it to be up */
 } Wait;
 
 static void
@@ -32,11 +31,7 @@ static void stat_next (GTask *task, const char *path);
 static gboolean
 poll_again (gpointer data)
 {
-        GTask *task = data;
-        Wait *w = g_task_get_task_data (task);
-
-        w->timeout_id = 0;
-        stat_next (task, CORRAL_TASK_DESKTOP_READY);
+        stat_next (data, CORRAL_TASK_DESKTOP_READY);
         return G_SOURCE_REMOVE;
 }
 
@@ -81,7 +76,7 @@ on_stat (GObject *source, GAsyncResult *res, gpointer user_data)
                 g_object_unref (task);
                 return;
         }
-        w->timeout_id = g_timeout_add (POLL_MS, poll_again, task);
+        g_timeout_add (POLL_MS, poll_again, task);
 }
 
 static void
@@ -119,11 +114,7 @@ corral_task_wait_desktop_async (CorralAgentClient *client,
 }
 
 gboolean
-corral_task_wait_desktop_finish (GAsyncResult *result, gboolean *had_desktop, GError **error)
+corral_task_wait_desktop_finish (GAsyncResult *result, GError **error)
 {
-        Wait *w = g_task_get_task_data (G_TASK (result));
-
-        if (had_desktop)
-                *had_desktop = w->had_desktop;
         return g_task_propagate_boolean (G_TASK (result), error);
 }

@@ -27,8 +27,6 @@ void corral_task_wait_desktop_async (CorralAgentClient *client,
                                      GCancellable *cancellable,
                                      GAsyncReadyCallback callback,
                                      gpointer user_data);
-/* *had_desktop: whether the image has one (nullable). */
-gboolean
-corral_task_wait_desktop_finish (GAsyncResult *result, gboolean *had_desktop, GError **error);
+gboolean corral_task_wait_desktop_finish (GAsyncResult *result, GError **error);
 
 G_END_DECLS

@@ -83,8 +83,7 @@ on_desktop (GObject *source, GAsyncResult *res, gpointer user_data)
         GTask *task = user_data;
         GError *error = NULL;
 
-        if (!corral_task_wait_desktop_finish (res, NULL, &error) &&
-            corral_task_fail_if (task, error))
+        if (!corral_task_wait_desktop_finish (res, &error) && corral_task_fail_if (task, error))
                 return;
         launch_done (task);
 }

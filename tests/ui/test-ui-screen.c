@@ -67,7 +67,8 @@ on_done (GObject *src, GAsyncResult *res, gpointer data)
         *(GAsyncResult **) data = g_object_ref (res);
 }
 
-static CorralComputerResult *
+/* Starts the action json; *res is set when it ends. */
+static void
 run (CorralComputer *computer, const char *json, GAsyncResult **res)
 {
         cJSON *input = cJSON_Parse (json);
@@ -75,7 +76,6 @@ run (CorralComputer *computer, const char *json, GAsyncResult **res)
         g_assert_nonnull (input);
         corral_computer_run_async (computer, input, NULL, on_done, res);
         cJSON_Delete (input);
-        return NULL;
 }
 
 static gboolean
