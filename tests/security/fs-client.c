@@ -44,6 +44,7 @@ fs_client_new (FsMode mode)
         g_assert_no_error (error);
         g_assert_true (fs_server_add_share (c->server, "other", other, FS_MODE_RW, NULL, &error));
         c->buf = g_malloc (PROTO_MAX_PAYLOAD);
+        c->request = g_malloc (PROTO_MAX_PAYLOAD);
         return c;
 }
 
@@ -85,6 +86,7 @@ fs_client_free (FsClient *c)
         g_free (c->outside);
         g_free (c->audit_path);
         g_free (c->buf);
+        g_free (c->request);
         g_free (c);
 }
 
@@ -120,12 +122,11 @@ fs_client_call_raw (FsClient *c, const uint8_t *payload, size_t len, FsReader *b
 int
 fs_client_call (FsClient *c, const FsRequest *q, FsReader *body)
 {
-        g_autofree uint8_t *buf = g_malloc (PROTO_MAX_PAYLOAD);
         FsWriter w;
 
-        fs_writer_init (&w, buf, PROTO_MAX_PAYLOAD);
+        fs_writer_init (&w, c->request, PROTO_MAX_PAYLOAD);
         g_assert_cmpint (fs_request_encode (q, &w), ==, 0);
-        return fs_client_call_raw (c, buf, w.len, body);
+        return fs_client_call_raw (c, c->request, w.len, body);
 }
 
 static FsStr

@@ -17,6 +17,8 @@ typedef struct {
         FsAudit *audit;
         FsServer *server;
         uint8_t *buf;
+        uint8_t *request; /* the request being encoded: one buffer for all (a 1 MiB allocation
+                           * per call made ASan runs of the flood tests take many minutes) */
         char last_rule[FS_MAX_RULE + 1];
 } FsClient;
 
