@@ -7,7 +7,7 @@
 # Environment:
 #   CORRAL_AGENT_PATH    corral-agent binary (default: build/guest-image/agent/corral-agent)
 #   CORRAL_BOOT_TIMEOUT  seconds to wait for the marker (default 180)
-# Exit: 0 pass, 1 fail, 77 skip (no qemu, mmdebstrap, agent, or not root).
+# Exit: 0 pass, 1 fail, 77 skip (no qemu, mmdebstrap or agent, or no subordinate ids as a user).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,7 +39,8 @@ fail() {
 command -v qemu-system-x86_64 >/dev/null 2>&1 || skip "qemu-system-x86_64 not installed"
 command -v qemu-img >/dev/null 2>&1 || skip "qemu-img not installed"
 command -v mmdebstrap >/dev/null 2>&1 || skip "mmdebstrap not installed"
-[ "$(id -u)" = 0 ] || skip "the standard image builder needs root"
+[ "$(id -u)" = 0 ] || grep -q "^$(id -un):" /etc/subuid 2>/dev/null ||
+	skip "building the standard image as $(id -un) needs subordinate ids (/etc/subuid)"
 AGENT=${CORRAL_AGENT_PATH:-$TOP/build/guest-image/agent/corral-agent}
 [ -f "$AGENT" ] || skip "no agent binary at '$AGENT' (set CORRAL_AGENT_PATH)"
 
