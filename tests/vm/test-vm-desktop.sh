@@ -4,9 +4,13 @@
 # waits for the desktop), then in that one VM: a screenshot of a real desktop with its panel, a
 # click on a button that writes into the shared folder, text typed into Mousepad and saved with
 # ctrl+s (the host file compared byte for byte), a scroll and a drag (a selection) that change
-# what Mousepad shows.
+# what Mousepad shows; Firefox, started with the desktop session's environment, loads a page
+# over HTTP and one over HTTPS from loopback servers on the host through the in-VM proxy (which
+# asks for the session's token) and corral-egressd (which intercepts the HTTPS host a secret is
+# bound to with the session CA), without asking the person anything.
 #
-# Environment (set by meson): CORRAL_BUILD_DIR.
+# Runs under a keychain of its own (tests/vm/keychain-session.sh).
+# Environment (set by meson): CORRAL_BUILD_DIR, CORRAL_SOURCE_DIR.
 # Exit: 0 pass, 1 fail, 77 skip (no QEMU, mmdebstrap or root here, unless CORRAL_REQUIRE_VM=1).
 set -uo pipefail
 
@@ -22,20 +26,27 @@ skip() {
 }
 
 CTL=${CORRAL_BUILD_DIR:?}/app/corralctl
+SRC=${CORRAL_SOURCE_DIR:?}
 STATS=$(dirname "$0")/png-stats.py
 [ -x "$CTL" ] || skip "no corralctl at $CTL"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
 command -v mmdebstrap >/dev/null || skip "mmdebstrap not installed (the desktop image is built with it)"
-[ "$(id -u)" = 0 ] || skip "building the desktop image needs root for now"
+[ "$(id -u)" = 0 ] || grep -q "^$(id -un):" /etc/subuid 2>/dev/null ||
+	skip "building the desktop image as $(id -un) needs subordinate ids (/etc/subuid)"
+. "$SRC/tests/vm/keychain-session.sh"
+keychain_session "$0" "$@"
 
 VM=dtest
 STATE=/tmp/corral-vm-desktop
 export XDG_STATE_HOME=$STATE
 DATA=$(mktemp -d /tmp/corral-vm-desktop-data.XXXXXX)
 SHARE=$DATA/desk
+ORIGIN_PID=
 cleanup() {
 	"$CTL" vm destroy "$VM" >/dev/null 2>&1
 	"$CTL" vm rm "$VM" >/dev/null 2>&1
+	"$CTL" secret rm DESKTOP_TEST_TOKEN >/dev/null 2>&1
+	[ -n "$ORIGIN_PID" ] && kill "$ORIGIN_PID" 2>/dev/null
 	rm -rf "$DATA" "$STATE"
 }
 trap cleanup EXIT
@@ -74,6 +85,22 @@ log "building (or finding) the desktop image"
 start=$(now)
 "$CTL" image build desktop || fail "corralctl image build desktop"
 log "image ready after $(since "$start") s"
+
+# Loopback servers for Firefox (tests/vm/egress-origin.py): "http" plain, "https" with a test
+# CA that corral-egressd trusts; a secret bound to the HTTPS one makes the proxy intercept it.
+mkdir -p "$DATA/certs" "$DATA/www"
+sh "$SRC/tests/fakes/egress/make-test-certs.sh" "$DATA/certs" host.corral.internal ||
+	fail "cannot make test certificates"
+export CORRAL_EGRESS_CA_FILE=$DATA/certs/ca.pem
+python3 "$SRC/tests/vm/egress-origin.py" "$DATA" "$DATA/certs" &
+ORIGIN_PID=$!
+for _ in $(seq 100); do [ -e "$DATA/ports" ] && break; sleep 0.1; done
+[ -e "$DATA/ports" ] || fail "the origin servers did not start"
+HTTPS=$(awk '$1 == "https" { print $2 }' "$DATA/ports")
+HTTP=$(awk '$1 == "http" { print $2 }' "$DATA/ports")
+printf '%s' corral-desktop-test-secret |
+	"$CTL" secret set DESKTOP_TEST_TOKEN --host "host.corral.internal:$HTTPS" >/dev/null ||
+	fail "corralctl secret set"
 
 log "creating a VM with the desktop image, a screen and a shared folder"
 start=$(now)
@@ -165,5 +192,49 @@ out=$("$CTL" computer "$VM" drag $((bx + 150)) $((by - 15)) $((bx + 50)) $((by -
 read -r ax ay _ _ <<<"$(window_geometry "$name")" || fail "long.txt's geometry after the move"
 [ "$((bx - ax))" = 100 ] && [ "$((by - ay))" = 100 ] ||
 	fail "the window went from $bx,$by to $ax,$ay, not 100 pixels up and left"
+
+log "Firefox, as the desktop starts it, loads pages through the proxy without asking"
+for rule in "host.corral.internal:$HTTP" "host.corral.internal:$HTTPS"; do
+	"$CTL" net allow "$VM" "$rule" >/dev/null || fail "corralctl net allow $rule"
+done
+# The panel's environment is the session's: what a program started from its menu gets. (Its
+# process is out of sight of the agent's confined commands: --unconfined.)
+panel_env=$("$CTL" exec --unconfined "$VM" -- sh -c 'tr "\0" "\n" </proc/$(pgrep -x xfce4-panel)/environ') ||
+	fail "cannot read the panel's environment"
+grep -q '^HTTP_PROXY=http://corral:[A-Za-z0-9_-]*@127.0.0.1:1023$' <<<"$panel_env" ||
+	fail "the desktop session has no proxy: $(grep -i proxy <<<"$panel_env")"
+# Runs a program with the session's environment (the panel's), as the panel's menu would.
+cat >"$SHARE/launch.py" <<'PY'
+import os, subprocess, sys
+pid = subprocess.check_output(["pgrep", "-x", "xfce4-panel"]).split()[0].decode()
+env = dict(v.split("=", 1) for v in open(f"/proc/{pid}/environ").read().split("\0") if "=" in v)
+os.execvpe(sys.argv[1], sys.argv[1:], env)
+PY
+firefox() {
+	"$CTL" exec --unconfined "$VM" -- sh -c \
+		'setsid python3 /workspace/desk/launch.py firefox-esr "$@" </dev/null >>/tmp/firefox.log 2>&1 &' sh "$@"
+}
+firefox "http://host.corral.internal:$HTTP/hello" || fail "starting Firefox"
+seen() { grep -q "\"server\": \"$1\", \"method\": \"GET\", \"path\": \"/hello\"" "$DATA/origin.jsonl" 2>/dev/null; }
+for _ in $(seq 180); do
+	seen http && break
+	sleep 1
+done
+screenshot "$DATA/firefox-http.png"
+seen http || fail "Firefox's HTTP request never reached the origin; its log:
+$(guest tail -20 /tmp/firefox.log)"
+firefox "https://host.corral.internal:$HTTPS/hello" || fail "opening the HTTPS page in Firefox"
+for _ in $(seq 120); do
+	seen https && break
+	sleep 1
+done
+screenshot "$DATA/firefox-https.png"
+seen https || fail "Firefox's HTTPS request never reached the origin (the session CA not trusted?); its log:
+$(guest tail -20 /tmp/firefox.log)"
+tree=$(guest xwininfo -root -tree) || fail "xwininfo in the VM"
+grep -q 'Authentication Required' <<<"$tree" && fail "Firefox asked the person for the proxy's password"
+# Kept for a person to look at: the build tree's tests/vm/screenshots/.
+mkdir -p "$CORRAL_BUILD_DIR/tests/vm/screenshots" &&
+	cp "$DATA/firefox-http.png" "$DATA/firefox-https.png" "$CORRAL_BUILD_DIR/tests/vm/screenshots/"
 
 log "ok"

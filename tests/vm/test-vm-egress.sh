@@ -34,27 +34,9 @@ SRC=${CORRAL_SOURCE_DIR:?}
 [ -x "$CTL" ] || skip "no corralctl at $CTL"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
 
-# A keychain of our own (ENVIRONMENT.md's recipe); images stay in the usual cache.
-if [ -z "${CORRAL_KEYCHAIN_TEST_DIR:-}" ]; then
-	command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null ||
-		skip "dbus-run-session or gnome-keyring-daemon missing (tools/setup-deps --tests)"
-	CORRAL_KEYCHAIN_TEST_DIR=$(mktemp -d /tmp/corral-vm-egress-keyring.XXXXXX)
-	export CORRAL_KEYCHAIN_TEST_DIR
-	export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$HOME/.cache}
-	export XDG_DATA_HOME=$CORRAL_KEYCHAIN_TEST_DIR/data XDG_RUNTIME_DIR=$CORRAL_KEYCHAIN_TEST_DIR/run
-	mkdir -p -m 0700 "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR"
-	export DBUS_SESSION_BUS_ADDRESS=unix:path=$XDG_RUNTIME_DIR/bus
-	dbus-daemon --session --nofork --address="$DBUS_SESSION_BUS_ADDRESS" &
-	bus=$!
-	for _ in $(seq 50); do [ -S "$XDG_RUNTIME_DIR/bus" ] && break; sleep 0.1; done
-	sleep 0.2
-	echo -n corral-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-	"$0" "$@"
-	rc=$?
-	kill "$bus"
-	rm -rf "$CORRAL_KEYCHAIN_TEST_DIR"
-	exit $rc
-fi
+# A keychain of our own; images stay in the usual cache.
+. "$SRC/tests/vm/keychain-session.sh"
+keychain_session "$0" "$@"
 
 CANARY=corral-canary-vm-4e1b9d07c2
 STATE=/tmp/corral-vm-egress
