@@ -345,6 +345,58 @@ ui_test_render (GtkWidget *widget)
         return gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, w, h));
 }
 
+/* The mean of a w x h cell of px (bpp bytes a pixel) at (x, y), channel c. */
+static double
+cell_mean (const guint8 *px, gsize stride, guint bpp, guint x, guint y, guint w, guint h, guint c)
+{
+        double sum = 0;
+
+        for (guint j = y; j < y + h; j++)
+                for (guint i = x; i < x + w; i++)
+                        sum += px[j * stride + i * bpp + c];
+        return sum / (w * h);
+}
+
+double
+ui_test_view_distance (GdkTexture *view, GdkPixbuf *shot, int screen_w, int screen_h)
+{
+        int vw = gdk_texture_get_width (view), vh = gdk_texture_get_height (view);
+        int mw = gdk_pixbuf_get_width (shot), mh = gdk_pixbuf_get_height (shot);
+        g_autofree guint8 *vpx = g_malloc ((gsize) vw * vh * 4);
+        double scale = MIN ((double) vw / screen_w, (double) vh / screen_h);
+        double ox = (vw - screen_w * scale) / 2, oy = (vh - screen_h * scale) / 2, worst = 0;
+
+        gdk_texture_download (view, vpx, (gsize) vw * 4); /* B G R A (cairo's ARGB32) */
+        g_test_message ("view %dx%d (scale %.3f), screenshot %dx%d", vw, vh, scale, mw, mh);
+        for (guint gy = 0; gy < 20; gy++) {
+                for (guint gx = 0; gx < 32; gx++) {
+                        /* One cell in screen pixels, and where the view and the shot have it. */
+                        double sx0 = screen_w * gx / 32.0, sy0 = screen_h * gy / 20.0;
+                        double sw = screen_w / 32.0, sh = screen_h / 20.0;
+                        guint vx = (guint) (ox + sx0 * scale) + 1,
+                              vy = (guint) (oy + sy0 * scale) + 1;
+                        guint vcw = MAX (1, (guint) (sw * scale) - 2),
+                              vch = MAX (1, (guint) (sh * scale) - 2);
+                        guint mx = (guint) (sx0 * mw / screen_w) + 1,
+                              my = (guint) (sy0 * mh / screen_h) + 1;
+                        guint mcw = MAX (1, (guint) (sw * mw / screen_w) - 2),
+                              mch = MAX (1, (guint) (sh * mh / screen_h) - 2);
+
+                        for (guint c = 0; c < 3; c++) {
+                                double v =
+                                        cell_mean (vpx, (gsize) vw * 4, 4, vx, vy, vcw, vch, 2 - c);
+                                double m = cell_mean (gdk_pixbuf_read_pixels (shot),
+                                                      gdk_pixbuf_get_rowstride (shot),
+                                                      gdk_pixbuf_get_n_channels (shot), mx, my, mcw,
+                                                      mch, c);
+                                worst = MAX (worst, ABS (v - m));
+                        }
+                }
+        }
+        g_test_message ("largest difference of a cell's mean: %.1f", worst);
+        return worst;
+}
+
 double
 ui_test_screenshot (GtkWidget *widget, const char *name)
 {

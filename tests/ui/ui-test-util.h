@@ -39,3 +39,8 @@ void ui_test_assert_buttons_named (GtkWidget *root);
 double ui_test_screenshot (GtkWidget *widget, const char *name);
 /* widget as drawn now (after a short spin), as a texture of its size. (transfer full) */
 GdkTexture *ui_test_render (GtkWidget *widget);
+/* How far a view of a screen of screen_w x screen_h (the Screen panel's picture: the screen
+ * scaled to fit view, centred) is from a screenshot of it (shot: any size, as the computer
+ * tool scales it): both cut into 32 x 20 cells, the largest difference of a cell's mean colour,
+ * 0-255, each cell inset by a pixel. */
+double ui_test_view_distance (GdkTexture *view, GdkPixbuf *shot, int screen_w, int screen_h);
