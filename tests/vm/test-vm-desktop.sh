@@ -214,22 +214,26 @@ firefox() {
 	"$CTL" exec --unconfined "$VM" -- sh -c \
 		'setsid python3 /workspace/desk/launch.py firefox-esr "$@" </dev/null >>/tmp/firefox.log 2>&1 &' sh "$@"
 }
-firefox "http://host.corral.internal:$HTTP/hello" || fail "starting Firefox"
-seen() { grep -q "\"server\": \"$1\", \"method\": \"GET\", \"path\": \"/hello\"" "$DATA/origin.jsonl" 2>/dev/null; }
+# A page is shown when its title (from the reply's body) is Firefox's window title.
+printf '<!doctype html><title>Corral plain page</title><p>Through the proxy.\n' >"$DATA/www/plain.html"
+printf '<!doctype html><title>Corral secure page</title><p>Through the proxy.\n' >"$DATA/www/secure.html"
+seen() { grep -q "\"server\": \"$1\", \"method\": \"GET\", \"path\": \"/$2\"" "$DATA/origin.jsonl" 2>/dev/null; }
+shown() { guest xwininfo -root -tree 2>/dev/null | grep -q "\"$1 "; }
+firefox "http://host.corral.internal:$HTTP/plain.html" || fail "starting Firefox"
 for _ in $(seq 180); do
-	seen http && break
+	shown "Corral plain page" && break
 	sleep 1
 done
 screenshot "$DATA/firefox-http.png"
-seen http || fail "Firefox's HTTP request never reached the origin; its log:
+shown "Corral plain page" || fail "Firefox did not show the HTTP page (request at the origin: $(seen http plain.html && echo yes || echo no)); its log:
 $(guest tail -20 /tmp/firefox.log)"
-firefox "https://host.corral.internal:$HTTPS/hello" || fail "opening the HTTPS page in Firefox"
+firefox "https://host.corral.internal:$HTTPS/secure.html" || fail "opening the HTTPS page in Firefox"
 for _ in $(seq 120); do
-	seen https && break
+	shown "Corral secure page" && break
 	sleep 1
 done
 screenshot "$DATA/firefox-https.png"
-seen https || fail "Firefox's HTTPS request never reached the origin (the session CA not trusted?); its log:
+shown "Corral secure page" || fail "Firefox did not show the HTTPS page (request at the origin: $(seen https secure.html && echo yes || echo no): the session CA not trusted?); its log:
 $(guest tail -20 /tmp/firefox.log)"
 tree=$(guest xwininfo -root -tree) || fail "xwininfo in the VM"
 grep -q 'Authentication Required' <<<"$tree" && fail "Firefox asked the person for the proxy's password"
