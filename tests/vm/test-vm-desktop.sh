@@ -11,7 +11,8 @@
 #
 # Runs under a keychain of its own (tests/vm/keychain-session.sh).
 # Environment (set by meson): CORRAL_BUILD_DIR, CORRAL_SOURCE_DIR.
-# Exit: 0 pass, 1 fail, 77 skip (no QEMU, mmdebstrap or root here, unless CORRAL_REQUIRE_VM=1).
+# Exit: 0 pass, 1 fail, 77 skip (no QEMU or mmdebstrap here, or no subordinate ids as a user,
+# unless CORRAL_REQUIRE_VM=1).
 set -uo pipefail
 
 log() { echo "test-vm-desktop: $*" >&2; }
@@ -88,16 +89,8 @@ log "image ready after $(since "$start") s"
 
 # Loopback servers for Firefox (tests/vm/egress-origin.py): "http" plain, "https" with a test
 # CA that corral-egressd trusts; a secret bound to the HTTPS one makes the proxy intercept it.
-mkdir -p "$DATA/certs" "$DATA/www"
-sh "$SRC/tests/fakes/egress/make-test-certs.sh" "$DATA/certs" host.corral.internal ||
-	fail "cannot make test certificates"
-export CORRAL_EGRESS_CA_FILE=$DATA/certs/ca.pem
-python3 "$SRC/tests/vm/egress-origin.py" "$DATA" "$DATA/certs" &
-ORIGIN_PID=$!
-for _ in $(seq 100); do [ -e "$DATA/ports" ] && break; sleep 0.1; done
-[ -e "$DATA/ports" ] || fail "the origin servers did not start"
-HTTPS=$(awk '$1 == "https" { print $2 }' "$DATA/ports")
-HTTP=$(awk '$1 == "http" { print $2 }' "$DATA/ports")
+. "$SRC/tests/vm/egress-origin.sh"
+start_origin "$DATA"
 printf '%s' corral-desktop-test-secret |
 	"$CTL" secret set DESKTOP_TEST_TOKEN --host "host.corral.internal:$HTTPS" >/dev/null ||
 	fail "corralctl secret set"

@@ -59,10 +59,7 @@ trap cleanup EXIT
 
 # --- the host side: certificates, loopback servers, a package index, a git repository -------
 
-mkdir -p "$DATA/certs" "$DATA/www/simple/corral-demo" "$DATA/www/files"
-sh "$SRC/tests/fakes/egress/make-test-certs.sh" "$DATA/certs" host.corral.internal ||
-	fail "cannot make test certificates"
-export CORRAL_EGRESS_CA_FILE=$DATA/certs/ca.pem
+mkdir -p "$DATA/www/simple/corral-demo" "$DATA/www/files"
 python3 - "$DATA/www" <<'PY' || fail "cannot build the test wheel"
 import os, sys, zipfile
 www = sys.argv[1]
@@ -84,14 +81,8 @@ git init -q --bare "$DATA/www/git/repo.git" && (
 		git push -q "$DATA/www/git/repo.git" HEAD:refs/heads/main
 ) && git -C "$DATA/www/git/repo.git" update-server-info || fail "cannot make the git repository"
 
-python3 "$SRC/tests/vm/egress-origin.py" "$DATA" "$DATA/certs" &
-ORIGIN_PID=$!
-for _ in $(seq 100); do [ -e "$DATA/ports" ] && break; sleep 0.1; done
-[ -e "$DATA/ports" ] || fail "the origin servers did not start"
-HTTPS=$(awk '$1 == "https" { print $2 }' "$DATA/ports")
-HTTP=$(awk '$1 == "http" { print $2 }' "$DATA/ports")
-DENIED=$(awk '$1 == "denied" { print $2 }' "$DATA/ports")
-OTHER=$(awk '$1 == "other" { print $2 }' "$DATA/ports")
+. "$SRC/tests/vm/egress-origin.sh"
+start_origin "$DATA"
 
 # --- the person's side: a secret, a VM, a policy ----------------------------------------------
 
