@@ -69,6 +69,20 @@ on_help_declined (CorralSessionView *self)
         g_clear_object (&source);
 }
 
+/* The side panel's width: room for lists and the terminal; the Screen page gets twice that, so
+ * the VM's desktop (1280 × 800 by default) shows at half its size, where its text is still
+ * legible, instead of at a quarter. */
+#define PANEL_WIDTH 340
+#define SCREEN_PANEL_WIDTH 680
+
+static void
+on_panel_page (AdwViewStack *stack, GParamSpec *pspec, GtkWidget *box)
+{
+        gboolean screen = g_strcmp0 (adw_view_stack_get_visible_child_name (stack), "screen") == 0;
+
+        gtk_widget_set_size_request (box, screen ? SCREEN_PANEL_WIDTH : PANEL_WIDTH, -1);
+}
+
 static GtkWidget *
 build_panel (CorralSessionView *self)
 {
@@ -77,8 +91,10 @@ build_panel (CorralSessionView *self)
         AdwViewStackPage *page;
 
         gtk_widget_add_css_class (box, "side-panel");
-        gtk_widget_set_size_request (box, 340, -1);
+        gtk_widget_set_size_request (box, PANEL_WIDTH, -1);
         self->panel_stack = adw_view_stack_new ();
+        g_signal_connect_object (self->panel_stack, "notify::visible-child-name",
+                                 G_CALLBACK (on_panel_page), box, 0);
         gtk_widget_set_vexpand (self->panel_stack, TRUE);
         self->shares = corral_shares_panel_new ();
         self->changes = corral_changes_panel_new ();
