@@ -20,7 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "corral-computer.h"
 #include "corral-resources.h"
+#include "corral-screen-panel.h"
 #include "corral-shares.h"
 #include "corral-vm-launcher.h"
 #include "corral-vm-manager.h"
@@ -735,6 +737,170 @@ test_organisation_image (void)
         sh ("rm -rf '%s'", tmp);
 }
 
+/* How many distinct colours the picture has (up to 64: enough to tell a desktop from a blank
+ * screen). */
+static guint
+colours_of (GdkPixbuf *pixbuf)
+{
+        g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
+        const guint8 *px = gdk_pixbuf_read_pixels (pixbuf);
+        int stride = gdk_pixbuf_get_rowstride (pixbuf);
+        int n = gdk_pixbuf_get_n_channels (pixbuf);
+
+        for (int y = 0; y < gdk_pixbuf_get_height (pixbuf); y += 2)
+                for (int x = 0; x < gdk_pixbuf_get_width (pixbuf); x += 2) {
+                        const guint8 *p = px + y * stride + x * n;
+                        guint rgb = (guint) p[0] << 16 | (guint) p[1] << 8 | p[2];
+
+                        g_hash_table_add (seen, GUINT_TO_POINTER (rgb + 1));
+                        if (g_hash_table_size (seen) >= 64)
+                                return 64;
+                }
+        return g_hash_table_size (seen);
+}
+
+static gboolean
+computer_use_on (gpointer fr)
+{
+        return corral_first_run_get_computer_use (fr);
+}
+
+static gboolean
+screen_connected (gpointer panel)
+{
+        CorralComputer *computer = corral_screen_panel_get_computer (panel);
+        CorralScreenScale scale = { 0 };
+
+        if (computer)
+                corral_computer_get_scale (computer, &scale);
+        return scale.screen_width > 0;
+}
+
+static void
+on_shot (GObject *source, GAsyncResult *res, gpointer data)
+{
+        *(GAsyncResult **) data = g_object_ref (res);
+}
+
+static gboolean
+have_shot (gpointer data)
+{
+        return *(GAsyncResult **) data != NULL;
+}
+
+/* Computer use end to end in the app: the person turns on "Let the Assistant Use a Screen",
+ * the task runs in the desktop image, and the scripted model starts a test program with one
+ * big button (through its shell) and clicks it with the computer tool: the program writes into
+ * the shared folder, which the host sees. The Screen page then shows the desktop, the same
+ * picture the assistant's screenshot has. */
+static void
+test_computer_use (void)
+{
+        g_autoptr (GError) error = NULL;
+        g_autoptr (CorralFakeLlmServer) fake = corral_fake_llm_server_new (0, &error);
+        g_autoptr (GSettingsBackend) backend = g_memory_settings_backend_new ();
+        g_autoptr (GSettings) settings = NULL;
+        g_autoptr (CorralVmLauncher) launcher = corral_vm_launcher_new ();
+        g_autofree char *url = NULL, *tmp = g_dir_make_tmp ("corral-ui-vm-XXXXXX", NULL);
+        g_autofree char *folder = g_build_filename (tmp, "Projects", NULL);
+        g_autofree char *clicked = g_build_filename (folder, "clicked", NULL);
+        g_autofree char *contents = NULL;
+        g_autofree char *vm_name = NULL;
+        g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp);
+        g_autoptr (CorralComputerResult) shot = NULL;
+        g_autoptr (GdkPixbufLoader) loader = gdk_pixbuf_loader_new ();
+        g_autoptr (GdkTexture) view = NULL;
+        GAsyncResult *res = NULL;
+        CorralSessionView *session;
+        CorralScreenPanel *screen;
+        CorralComputer *computer;
+        CorralWindow *window;
+        CorralFirstRun *fr;
+        CorralChatView *chat;
+        void *session_page[2];
+        guint colours;
+        double distance;
+        cJSON *input;
+
+        g_assert_no_error (error);
+        url = corral_fake_llm_server_get_url (fake);
+        g_setenv ("ANTHROPIC_BASE_URL", url, TRUE);
+        g_setenv ("ANTHROPIC_API_KEY", "test-key", TRUE);
+        g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
+        /* The model's script: start the button program on the screen (and wait for its
+         * window), click the button (at 100,100, 400 × 300), done. */
+        push_tool (fake, "c1", "shell",
+                   "{\"command\": \"export DISPLAY=:0; setsid corral-test-button "
+                   "/workspace/Projects/clicked </dev/null >/dev/null 2>&1 & "
+                   "for i in $(seq 120); do xwininfo -name corral-test-button >/dev/null "
+                   "2>&1 && break; sleep 0.5; done; sleep 1\"}");
+        push_tool (fake, "c2", "computer",
+                   "{\"action\": \"left_click\", \"coordinate\": [300, 250]}");
+        corral_fake_llm_server_push (
+                fake, corral_fake_llm_anthropic_reply ("Clicked.", NULL, NULL, NULL, "end_turn"));
+
+        settings = g_settings_new_with_backend ("org.corral.Corral", backend);
+        window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
+        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
+        gtk_window_present (GTK_WINDOW (window));
+        ui_test_spin (300);
+        fr = corral_window_get_first_run (window);
+        corral_first_run_show_step (fr, "folder");
+        corral_first_run_set_folder (fr, folder);
+        corral_first_run_set_mode (fr, FS_MODE_RW);
+        corral_first_run_set_computer_use (fr, TRUE);
+        g_assert_true (ui_test_wait (computer_use_on, fr, 10 * 1000));
+        g_signal_emit_by_name (
+                ui_test_find (GTK_WIDGET (window), GTK_ACCESSIBLE_ROLE_BUTTON, "Start"), "clicked");
+        session_page[0] = window;
+        session_page[1] = (void *) "session";
+        /* The desktop image may be built first. */
+        if (!ui_test_wait (page_is, session_page, 1200 * 1000))
+                g_error ("the workspace did not start (page %s)", corral_window_get_page (window));
+        session = corral_window_get_session_view (window);
+        chat = corral_session_view_get_chat (session);
+        g_assert_true (ui_test_wait (has_source, chat, 60 * 1000));
+        vm_name = g_strdup (corral_session_view_get_vm_name (session));
+        screen = CORRAL_SCREEN_PANEL (corral_session_view_get_screen (session));
+        computer = corral_screen_panel_get_computer (screen);
+        g_assert_nonnull (computer);
+
+        corral_chat_view_send (chat, "Click the button on the screen");
+        g_assert_true (ui_test_wait (not_busy, chat, 300 * 1000));
+        g_assert_true (ui_test_wait (file_exists, clicked, 10 * 1000));
+        g_assert_true (g_file_get_contents (clicked, &contents, NULL, NULL));
+        g_assert_cmpstr (g_strstrip (contents), ==, "clicked");
+        g_assert_cmpuint (corral_chat_view_get_n_tool_cards (chat), ==, 2);
+
+        /* The Screen page shows the desktop: what the assistant's screenshot shows. */
+        corral_session_view_show_panel (session, "screen");
+        g_assert_true (ui_test_wait (screen_connected, screen, 30 * 1000));
+        input = cJSON_Parse ("{\"action\": \"screenshot\"}");
+        corral_computer_run_async (computer, input, NULL, on_shot, &res);
+        cJSON_Delete (input);
+        g_assert_true (ui_test_wait (have_shot, &res, 60 * 1000));
+        g_clear_pointer (&shot, corral_computer_result_free);
+        shot = corral_computer_run_finish (computer, res, &error);
+        g_clear_object (&res);
+        g_assert_no_error (error);
+        g_assert_true (gdk_pixbuf_loader_write_bytes (loader, shot->image, &error));
+        g_assert_true (gdk_pixbuf_loader_close (loader, &error));
+        colours = colours_of (gdk_pixbuf_loader_get_pixbuf (loader));
+        g_test_message ("the assistant's screenshot has %u colours", colours);
+        g_assert_cmpuint (colours, >=, 16);
+        ui_test_spin (500);
+        view = ui_test_render (ui_test_find_type (GTK_WIDGET (screen), GTK_TYPE_PICTURE));
+        distance = ui_test_view_distance (view, gdk_pixbuf_loader_get_pixbuf (loader), 1280, 800);
+        g_test_message ("the Screen page against the screenshot: %.1f", distance);
+        ui_test_screenshot (GTK_WIDGET (window), "37-vm-computer-use");
+        g_assert_cmpfloat (distance, <, 24);
+
+        gtk_window_destroy (GTK_WINDOW (window));
+        ui_test_spin (100);
+        remove_vm (launcher, vm_name);
+        g_assert_cmpint (system (cmd), ==, 0);
+}
+
 static gboolean
 ignore_no_wm_warnings (const char *domain, GLogLevelFlags level, const char *message, gpointer data)
 {
@@ -778,6 +944,7 @@ main (int argc, char **argv)
         cleanup_vms ();
         g_test_add_func ("/ui-vm/real-session", test_real_session);
         g_test_add_func ("/ui-vm/organisation-image", test_organisation_image);
+        g_test_add_func ("/ui-vm/computer-use", test_computer_use);
         r = g_test_run ();
         cleanup_vms ();
         ui_test_teardown_display ();
