@@ -212,19 +212,26 @@ printf '<!doctype html><title>Corral plain page</title><p>Through the proxy.\n' 
 printf '<!doctype html><title>Corral secure page</title><p>Through the proxy.\n' >"$DATA/www/secure.html"
 seen() { grep -q "\"server\": \"$1\", \"method\": \"GET\", \"path\": \"/$2\"" "$DATA/origin.jsonl" 2>/dev/null; }
 shown() { guest xwininfo -root -tree 2>/dev/null | grep -q "\"$1 "; }
+# Waits (at most $2 s) for the page titled $1; when it does not come, says what the VM's
+# sockets were doing (Firefox's connection to the proxy; "Waiting for" a reply it had read
+# whole once left its socket in CLOSE-WAIT).
+wait_shown() {
+	local until=$((SECONDS + $2))
+	while [ "$SECONDS" -lt "$until" ]; do
+		shown "$1" && return 0
+		sleep 1
+	done
+	log "\"$1\" not shown after $2 s. The VM's sockets:
+$("$CTL" exec --unconfined "$VM" -- ss -tn 2>&1)"
+	return 1
+}
 firefox "http://host.corral.internal:$HTTP/plain.html" || fail "starting Firefox"
-for _ in $(seq 180); do
-	shown "Corral plain page" && break
-	sleep 1
-done
+wait_shown "Corral plain page" 240
 screenshot "$DATA/firefox-http.png"
 shown "Corral plain page" || fail "Firefox did not show the HTTP page (request at the origin: $(seen http plain.html && echo yes || echo no)); its log:
 $(guest tail -20 /tmp/firefox.log)"
 firefox "https://host.corral.internal:$HTTPS/secure.html" || fail "opening the HTTPS page in Firefox"
-for _ in $(seq 120); do
-	shown "Corral secure page" && break
-	sleep 1
-done
+wait_shown "Corral secure page" 120
 screenshot "$DATA/firefox-https.png"
 shown "Corral secure page" || fail "Firefox did not show the HTTPS page (request at the origin: $(seen https secure.html && echo yes || echo no): the session CA not trusted?); its log:
 $(guest tail -20 /tmp/firefox.log)"
