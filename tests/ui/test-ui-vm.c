@@ -41,6 +41,28 @@ push_tool (CorralFakeLlmServer *fake, const char *id, const char *tool, const ch
                 fake, corral_fake_llm_anthropic_reply (NULL, id, tool, input, "tool_use"));
 }
 
+/* The model provider the app talks to: the fake one. */
+static void
+use_fake_model (CorralFakeLlmServer *fake)
+{
+        g_autofree char *url = corral_fake_llm_server_get_url (fake);
+
+        g_setenv ("ANTHROPIC_BASE_URL", url, TRUE);
+        g_setenv ("ANTHROPIC_API_KEY", "test-key", TRUE);
+}
+
+/* The app's window, shown at the size the screenshots are taken at. */
+static CorralWindow *
+open_window (CorralLauncher *launcher, GSettings *settings)
+{
+        CorralWindow *window = corral_window_new (NULL, launcher, settings);
+
+        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
+        gtk_window_present (GTK_WINDOW (window));
+        ui_test_spin (300);
+        return window;
+}
+
 static gboolean
 page_is (gpointer data)
 {
@@ -86,15 +108,12 @@ answer (CorralChatView *chat, const char *response)
 static CorralWindow *
 reopen (CorralLauncher *launcher, GSettings *settings, const char *state)
 {
-        CorralWindow *window = corral_window_new (NULL, launcher, settings);
+        CorralWindow *window = open_window (launcher, settings);
         /* Named after the person's first request (the assistant source names it). */
         void *row[] = { window, (void *) "Tidy up this folder", NULL };
         void *session_page[] = { window, (void *) "session" };
         CorralChatView *chat;
 
-        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
-        gtk_window_present (GTK_WINDOW (window));
-        ui_test_spin (300);
         corral_window_show_tasks (window);
         g_assert_true (ui_test_wait (ui_test_row_listed, row, 30 * 1000));
         g_assert_nonnull (strstr (adw_action_row_get_subtitle (row[2]), state));
@@ -252,7 +271,7 @@ on_released (GObject *source, GAsyncResult *res, gpointer user_data)
 static void
 start_warm (CorralVmLauncher *launcher, GSettings *settings, const char *folder)
 {
-        CorralWindow *window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
+        CorralWindow *window = open_window (CORRAL_LAUNCHER (launcher), settings);
         void *session_page[] = { window, (void *) "session" };
         static const CorralVmPoolState idle = CORRAL_VM_POOL_IDLE;
         g_autofree char *pool_vm = NULL;
@@ -261,9 +280,6 @@ start_warm (CorralVmLauncher *launcher, GSettings *settings, const char *folder)
         gboolean released = FALSE;
         gint64 clicked;
 
-        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
-        gtk_window_present (GTK_WINDOW (window));
-        ui_test_spin (300);
         corral_window_new_task (window);
         g_assert_true (ui_test_wait (warm_vm_idle, launcher, 300 * 1000));
         corral_first_run_set_folder (fr, folder);
@@ -353,7 +369,7 @@ test_real_session (void)
         g_autoptr (GSettingsBackend) backend = g_memory_settings_backend_new ();
         g_autoptr (GSettings) settings = NULL;
         g_autoptr (CorralVmLauncher) launcher = corral_vm_launcher_new ();
-        g_autofree char *url = NULL, *tmp = g_dir_make_tmp ("corral-ui-vm-XXXXXX", NULL);
+        g_autofree char *tmp = g_dir_make_tmp ("corral-ui-vm-XXXXXX", NULL);
         g_autofree char *folder = g_build_filename (tmp, "Documents", NULL);
         g_autofree char *old = g_build_filename (folder, "report-old.docx", NULL);
         g_autofree char *hello = g_build_filename (folder, "hello.txt", NULL);
@@ -372,9 +388,7 @@ test_real_session (void)
         void *session_page[2];
 
         g_assert_no_error (error);
-        url = corral_fake_llm_server_get_url (fake);
-        g_setenv ("ANTHROPIC_BASE_URL", url, TRUE);
-        g_setenv ("ANTHROPIC_API_KEY", "test-key", TRUE);
+        use_fake_model (fake);
         g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
         g_assert_true (g_file_set_contents (old, "old", -1, NULL));
         /* The model's script: create, rm (refused), ask to delete, ask for a host, done. */
@@ -395,10 +409,7 @@ test_real_session (void)
         g_settings_set_string (settings, "image", "minimal");
         g_settings_set_uint (settings, "memory-mib", 512);
         saved_policy = damage_policy (tmp);
-        window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
-        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
-        gtk_window_present (GTK_WINDOW (window));
-        ui_test_spin (300);
+        window = open_window (CORRAL_LAUNCHER (launcher), settings);
 
         fr = corral_window_get_first_run (window);
         corral_first_run_show_step (fr, "folder");
@@ -595,7 +606,7 @@ test_organisation_image (void)
         g_autofree char *workstation = g_build_filename (tmp, "workstation-cache", NULL);
         g_autofree char *saved_policy = g_strdup (g_getenv ("CORRAL_MANAGED_POLICY"));
         g_autofree char *saved_cache = g_strdup (g_getenv ("XDG_CACHE_HOME"));
-        g_autofree char *url = NULL, *pub = NULL, *out = NULL, *err = NULL, *text = NULL;
+        g_autofree char *pub = NULL, *out = NULL, *err = NULL, *text = NULL;
         g_autofree char *request = NULL, *vm_name = NULL, *imported = NULL;
         void *session_page[2], *refused[2];
         const char *text_in;
@@ -655,9 +666,7 @@ test_organisation_image (void)
         g_clear_pointer (&out, g_free);
 
         /* A task in the app: Preferences say minimal, the organisation requires its image. */
-        url = corral_fake_llm_server_get_url (fake);
-        g_setenv ("ANTHROPIC_BASE_URL", url, TRUE);
-        g_setenv ("ANTHROPIC_API_KEY", "test-key", TRUE);
+        use_fake_model (fake);
         push_tool (fake, "o1", "shell",
                    "{\"command\": \"cat /etc/acme/hello.txt; jq --version; "
                    "cat /etc/corral/image; ls /etc/ssl/certs/corral-extra-0.pem\"}");
@@ -667,10 +676,7 @@ test_organisation_image (void)
         settings = g_settings_new_with_backend ("org.corral.Corral", backend);
         g_settings_set_string (settings, "image", "minimal");
         g_settings_set_uint (settings, "memory-mib", 768);
-        window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
-        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
-        gtk_window_present (GTK_WINDOW (window));
-        ui_test_spin (300);
+        window = open_window (CORRAL_LAUNCHER (launcher), settings);
         fr = corral_window_get_first_run (window);
         corral_first_run_show_step (fr, "folder");
         corral_first_run_set_folder (fr, folder);
@@ -706,9 +712,7 @@ test_organisation_image (void)
         imported = ctl (NULL, "image", "verify", "acme-test", NULL);
         g_assert_nonnull (imported);
         sh ("sed -i 's/\"jq\": \"/\"jq\": \"9:/' '%s/manifest.json'", imported);
-        window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
-        gtk_window_present (GTK_WINDOW (window));
-        ui_test_spin (300);
+        window = open_window (CORRAL_LAUNCHER (launcher), settings);
         fr = corral_window_get_first_run (window);
         corral_window_new_task (window);
         corral_first_run_set_folder (fr, folder);
@@ -776,18 +780,6 @@ screen_connected (gpointer panel)
         return scale.screen_width > 0;
 }
 
-static void
-on_shot (GObject *source, GAsyncResult *res, gpointer data)
-{
-        *(GAsyncResult **) data = g_object_ref (res);
-}
-
-static gboolean
-have_shot (gpointer data)
-{
-        return *(GAsyncResult **) data != NULL;
-}
-
 /* Computer use end to end in the app: the person turns on "Let the Assistant Use a Screen",
  * the task runs in the desktop image, and the scripted model starts a test program with one
  * big button (through its shell) and clicks it with the computer tool: the program writes into
@@ -801,7 +793,7 @@ test_computer_use (void)
         g_autoptr (GSettingsBackend) backend = g_memory_settings_backend_new ();
         g_autoptr (GSettings) settings = NULL;
         g_autoptr (CorralVmLauncher) launcher = corral_vm_launcher_new ();
-        g_autofree char *url = NULL, *tmp = g_dir_make_tmp ("corral-ui-vm-XXXXXX", NULL);
+        g_autofree char *tmp = g_dir_make_tmp ("corral-ui-vm-XXXXXX", NULL);
         g_autofree char *folder = g_build_filename (tmp, "Projects", NULL);
         g_autofree char *clicked = g_build_filename (folder, "clicked", NULL);
         g_autofree char *contents = NULL;
@@ -823,9 +815,7 @@ test_computer_use (void)
         cJSON *input;
 
         g_assert_no_error (error);
-        url = corral_fake_llm_server_get_url (fake);
-        g_setenv ("ANTHROPIC_BASE_URL", url, TRUE);
-        g_setenv ("ANTHROPIC_API_KEY", "test-key", TRUE);
+        use_fake_model (fake);
         g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
         /* The model's script: start the button program on the screen (and wait for its
          * window), click the button (at 100,100, 400 × 300), done. */
@@ -840,10 +830,7 @@ test_computer_use (void)
                 fake, corral_fake_llm_anthropic_reply ("Clicked.", NULL, NULL, NULL, "end_turn"));
 
         settings = g_settings_new_with_backend ("org.corral.Corral", backend);
-        window = corral_window_new (NULL, CORRAL_LAUNCHER (launcher), settings);
-        gtk_window_set_default_size (GTK_WINDOW (window), 1100, 760);
-        gtk_window_present (GTK_WINDOW (window));
-        ui_test_spin (300);
+        window = open_window (CORRAL_LAUNCHER (launcher), settings);
         fr = corral_window_get_first_run (window);
         corral_first_run_show_step (fr, "folder");
         corral_first_run_set_folder (fr, folder);
@@ -876,11 +863,9 @@ test_computer_use (void)
         corral_session_view_show_panel (session, "screen");
         g_assert_true (ui_test_wait (screen_connected, screen, 30 * 1000));
         input = cJSON_Parse ("{\"action\": \"screenshot\"}");
-        corral_computer_run_async (computer, input, NULL, on_shot, &res);
+        corral_computer_run_async (computer, input, NULL, got_result, &res);
         cJSON_Delete (input);
-        g_assert_true (ui_test_wait (have_shot, &res, 60 * 1000));
-        g_clear_pointer (&shot, corral_computer_result_free);
-        shot = corral_computer_run_finish (computer, res, &error);
+        shot = corral_computer_run_finish (computer, wait_result (&res), &error);
         g_clear_object (&res);
         g_assert_no_error (error);
         g_assert_true (gdk_pixbuf_loader_write_bytes (loader, shot->image, &error));
